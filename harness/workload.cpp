@@ -1,0 +1,87 @@
+#include "harness/workload.hpp"
+
+#include <cmath>
+
+namespace mlsb {
+
+std::string_view to_string(Better b) { return b == Better::Lower ? "lower" : "higher"; }
+
+Better parse_better(std::string_view text) {
+  if (text == "lower") return Better::Lower;
+  if (text == "higher") return Better::Higher;
+  throw std::invalid_argument("better: '" + std::string(text) + "' is not 'lower' or 'higher'");
+}
+
+const Axis* WorkloadInfo::find_axis(std::string_view axis) const {
+  for (const auto& a : axes)
+    if (a.name == axis) return &a;
+  return nullptr;
+}
+
+const Metric* WorkloadInfo::find_metric(std::string_view metric) const {
+  for (const auto& m : metrics)
+    if (m.name == metric) return &m;
+  return nullptr;
+}
+
+State::State(const WorkloadInfo& info, Params params, uint64_t case_seed, std::filesystem::path work_dir)
+    : info_(info), params_(std::move(params)), seed_(case_seed), work_dir_(std::move(work_dir)) {}
+
+const Value& State::get(std::string_view axis) const {
+  auto it = params_.find(std::string(axis));
+  if (it == params_.end())
+    throw std::invalid_argument("workload '" + info_.name + "' has no axis '" + std::string(axis) + "'");
+  return it->second;
+}
+
+int64_t State::get_int(std::string_view axis) const {
+  const Value& v = get(axis);
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  throw std::invalid_argument("axis '" + std::string(axis) + "' is not an integer");
+}
+
+double State::get_float(std::string_view axis) const {
+  const Value& v = get(axis);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  throw std::invalid_argument("axis '" + std::string(axis) + "' is not a number");
+}
+
+std::string State::get_string(std::string_view axis) const {
+  const Value& v = get(axis);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  throw std::invalid_argument("axis '" + std::string(axis) + "' is not a string");
+}
+
+std::mt19937_64 State::rng(uint64_t stream) const {
+  // splitmix64 of (seed, stream) so streams are decorrelated (Steele et al., OOPSLA 2014).
+  uint64_t z = seed_ + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+void State::record(std::string_view metric, double value) {
+  if (!info_.find_metric(metric))
+    throw std::invalid_argument("workload '" + info_.name + "' records undeclared metric '" +
+                                std::string(metric) + "'");
+  if (!std::isfinite(value))
+    fail("metric '" + std::string(metric) + "' is not finite (" + std::to_string(value) + ")");
+  if (warmup_) return;
+  samples_[std::string(metric)].push_back(value);
+}
+
+void State::add_item(std::string key, nlohmann::json item) {
+  if (warmup_) return;
+  items_.emplace_back(std::move(key), std::move(item));
+}
+
+void State::skip(std::string reason) const { throw SkipCase(std::move(reason)); }
+void State::fail(std::string reason) const { throw FailCase(std::move(reason)); }
+
+void State::begin_sample(int index, bool warmup) {
+  sample_index_ = index;
+  warmup_ = warmup;
+}
+
+}  // namespace mlsb

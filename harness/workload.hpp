@@ -1,0 +1,131 @@
+#pragma once
+// The workload contract: a workload declares axes and metrics; the runner drives setup, samples, verify.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/value.hpp"
+
+namespace mlsb {
+
+/// One axis of a workload's parameter space (nvbench-style). `choices`, when not empty, lists the
+/// only allowed values of a String axis. Defaults are the values run when the CLI does not override.
+struct Axis {
+  std::string name;
+  AxisType type = AxisType::Int;
+  std::vector<Value> defaults;
+  std::string help;
+  std::vector<std::string> choices;
+};
+
+/// Which direction of a metric is an improvement.
+enum class Better { Lower, Higher };
+std::string_view to_string(Better b);
+/// Parses "lower"/"higher"; throws std::invalid_argument.
+Better parse_better(std::string_view text);
+
+/// One metric a workload records. Names are a stable vocabulary (reports and compare key on them).
+struct Metric {
+  std::string name;
+  std::string unit;  ///< "ms", "GB/s", "TFLOP/s", "ratio", "tasks/s", ...
+  Better better = Better::Lower;
+  std::string help;
+};
+
+/// Runner settings a workload may ask for by default (the CLI and suites override them).
+struct RunnerDefaults {
+  int warmup = 1;            ///< untimed samples before measuring
+  int min_samples = 5;       ///< at least this many measured samples
+  int max_samples = 100;     ///< at most this many
+  double min_time_s = 0.5;   ///< keep sampling until this much measured time has passed
+  double max_noise = 0.02;   ///< stop once the primary metric's relative stddev is below this
+  double max_time_s = 30.0;  ///< stop sampling after this long regardless (the stopping rule's limit)
+  double timeout_s = 300.0;  ///< a case still running after this is failed as timed out
+};
+
+struct WorkloadInfo {
+  std::string name;
+  std::string description;
+  std::vector<Axis> axes;
+  std::vector<Metric> metrics;
+  std::string primary_metric;  ///< the metric the stopping rule and regression gates use
+  RunnerDefaults runner;
+
+  const Axis* find_axis(std::string_view axis) const;
+  const Metric* find_metric(std::string_view metric) const;
+};
+
+/// Thrown by State::skip: the case is invalid or its backend is absent; recorded as skipped.
+struct SkipCase : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Thrown by State::fail: verification failed; recorded as failed, its numbers are not trusted.
+struct FailCase : std::runtime_error { using std::runtime_error::runtime_error; };
+
+/// One case = one point of the cartesian product of axes. Owned by the runner, handed to the workload.
+class State {
+ public:
+  State(const WorkloadInfo& info, Params params, uint64_t case_seed, std::filesystem::path work_dir);
+
+  const Params& params() const { return params_; }
+  /// Typed getters; throw std::invalid_argument when the axis is absent or of another type.
+  int64_t get_int(std::string_view axis) const;
+  double get_float(std::string_view axis) const;  ///< an Int axis is widened
+  std::string get_string(std::string_view axis) const;
+
+  /// Deterministic generator for this case: the same run seed and params give the same stream.
+  std::mt19937_64 rng(uint64_t stream) const;
+  uint64_t seed() const { return seed_; }
+
+  /// A scratch folder for this case (created by the runner, removed after the case).
+  const std::filesystem::path& work_dir() const { return work_dir_; }
+
+  /// Records one value of `metric` for the current sample. Throws std::invalid_argument for a metric
+  /// the workload did not declare. Non-finite values fail the case (a NaN never reaches a report).
+  void record(std::string_view metric, double value);
+  /// Stores per-item detail (a task outcome, a loss point) under `key`.
+  void add_item(std::string key, nlohmann::json item);
+
+  [[noreturn]] void skip(std::string reason) const;
+  [[noreturn]] void fail(std::string reason) const;
+
+  // Runner side.
+  int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
+  bool is_warmup() const { return warmup_; }
+  void begin_sample(int index, bool warmup);
+  const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
+  std::vector<std::pair<std::string, nlohmann::json>>& items() { return items_; }
+
+ private:
+  const Value& get(std::string_view axis) const;
+  const WorkloadInfo& info_;
+  Params params_;
+  uint64_t seed_;
+  std::filesystem::path work_dir_;
+  int sample_index_ = -1;
+  bool warmup_ = false;
+  std::map<std::string, std::vector<double>> samples_;
+  std::vector<std::pair<std::string, nlohmann::json>> items_;
+};
+
+/// A benchmark workload. setup/teardown are untimed; sample records one measured sample of every
+/// metric it measures; verify checks correctness after sampling and calls State::fail on a wrong answer.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual WorkloadInfo info() const = 0;
+  virtual void setup(State&) {}
+  virtual void sample(State&) = 0;
+  virtual void verify(State&) {}
+  virtual void teardown(State&) {}
+};
+
+}  // namespace mlsb

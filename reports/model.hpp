@@ -1,0 +1,64 @@
+#pragma once
+// What the results store holds: runs, their cases, samples, summaries and items.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/stats.hpp"
+#include "harness/workload.hpp"
+
+namespace mlsb::reports {
+
+/// One metric's summary within a case, with the unit and direction declared by the workload.
+struct SummaryRow {
+  std::string metric;
+  std::string unit;
+  Better better = Better::Lower;
+  Summary stats;
+};
+
+/// One case's outcome. status: "ok" | "failed" | "skipped" | "timeout" | "interrupted".
+struct CaseRecord {
+  int64_t id = 0;  ///< assigned by the store
+  std::string workload;
+  nlohmann::json params = nlohmann::json::object();  ///< {"axis": value}
+  std::string params_key;                             ///< canonical "a=1,b=x"
+  std::string backend = "cpu";
+  std::string comm = "local";
+  int ranks = 1;
+  std::string status;
+  std::string reason;
+  std::string primary_metric;
+  double started_at = 0;   ///< unix seconds
+  double finished_at = 0;  ///< unix seconds
+  std::map<std::string, std::vector<double>> samples;  ///< metric -> values in sample order
+  std::vector<SummaryRow> summaries;
+  std::vector<std::pair<std::string, nlohmann::json>> items;  ///< (key, detail)
+};
+
+/// One run. status: "running" | "ok" | "failed" | "interrupted".
+struct RunRecord {
+  int64_t id = 0;  ///< assigned by the store
+  std::string uuid;
+  std::string suite;
+  std::string status = "running";
+  std::string argv;
+  std::vector<std::string> tags;
+  uint64_t seed = 0;
+  std::string git_sha;
+  bool git_dirty = false;
+  double started_at = 0;
+  double finished_at = 0;
+  nlohmann::json env = nlohmann::json::object();
+};
+
+struct RunData {
+  RunRecord run;
+  std::vector<CaseRecord> cases;
+};
+
+}  // namespace mlsb::reports

@@ -1,0 +1,57 @@
+#pragma once
+// The SQLite results store: schema, migrations, writes (one transaction per case) and queries.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reports/model.hpp"
+
+struct sqlite3;
+
+namespace mlsb::reports {
+
+/// Any store failure; the message names the database file and what failed.
+struct StoreError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+/// Opens (creating if absent) the store at `path` in WAL mode with a busy timeout, and migrates it to
+/// the current schema. Several processes may write the same file at once.
+/// Throws StoreError when the file is not an SQLite database, is read-only for a writer, or its schema
+/// is newer than this build understands.
+class Store {
+ public:
+  explicit Store(const std::filesystem::path& path, bool read_only = false);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  static int schema_version();  ///< the schema this build writes
+
+  /// Inserts a run (status "running"); fills and returns run.id.
+  int64_t begin_run(RunRecord& run);
+  /// Inserts one case with its samples, summaries and items in one transaction; fills and returns c.id.
+  int64_t add_case(int64_t run_id, CaseRecord& c);
+  /// Sets the run's final status and finish time.
+  void finish_run(int64_t run_id, std::string_view status);
+
+  /// Resolves a run reference: numeric id, uuid (or unique uuid prefix), "latest", "latest~N"
+  /// (N runs before the latest), or a tag (the newest run carrying it). nullopt when none matches.
+  std::optional<int64_t> resolve_run(std::string_view ref);
+  /// Newest first; `limit` 0 means all.
+  std::vector<RunRecord> list_runs(int limit = 0);
+  /// The whole run; throws StoreError when it does not exist.
+  RunData load_run(int64_t run_id);
+  /// Deletes a run and everything under it; false when it did not exist.
+  bool delete_run(int64_t run_id);
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace mlsb::reports

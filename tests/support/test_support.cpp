@@ -1,0 +1,71 @@
+#include "support/test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace mlsb::test {
+
+fs::path binary() { return MLSB_BINARY; }
+fs::path source_dir() { return MLSB_SOURCE_DIR; }
+
+fs::path shared_dir() {
+  if (const char* env = std::getenv("MLSB_SHARED_DIR")) return env;
+  return source_dir().parent_path() / "shared";
+}
+
+fs::path npm_bin_dir() { return source_dir() / "mcp" / "servers" / "node_modules" / ".bin"; }
+
+TempDir::TempDir() {
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fs::path p = fs::temp_directory_path() / ("mlsb-test-" + std::to_string(rd()));
+    if (fs::create_directory(p)) {
+      path_ = p;
+      return;
+    }
+  }
+  throw std::runtime_error("TempDir: cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+CommandResult run_shell(const std::string& command) {
+  TempDir tmp;
+  const fs::path out = tmp / "out", err = tmp / "err";
+  const std::string full = "(" + command + ") >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(full.c_str());
+  CommandResult r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (status != -1 && WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("write_file: cannot open " + path.string());
+  f << text;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("read_file: cannot open " + path.string());
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace mlsb::test

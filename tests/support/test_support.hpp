@@ -1,0 +1,45 @@
+#pragma once
+// Helpers shared by the tests: paths to the build, the shared fixtures and the npm servers; temp dirs;
+// running a command and capturing its output.
+#include <filesystem>
+#include <string>
+
+namespace mlsb::test {
+
+/// The mlsysbench binary under test.
+std::filesystem::path binary();
+/// The project's source root.
+std::filesystem::path source_dir();
+/// ../shared beside the checkout (MLSB_SHARED_DIR overrides); tests needing it skip when absent.
+std::filesystem::path shared_dir();
+/// mcp/servers/node_modules/.bin (where scripts/setup-deps installs the npm MCP servers).
+std::filesystem::path npm_bin_dir();
+
+/// A fresh empty directory removed (recursively) at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;  ///< exit status, or 128+signal when killed by a signal
+  std::string out;     ///< stdout
+  std::string err;     ///< stderr
+};
+/// Runs `command` through /bin/sh with stdout and stderr captured separately.
+CommandResult run_shell(const std::string& command);
+
+/// Writes `text` to `path` (creating parent folders).
+void write_file(const std::filesystem::path& path, const std::string& text);
+/// Reads a whole file; throws std::runtime_error when it cannot.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace mlsb::test
