@@ -1,1 +1,228 @@
-int main() { return 0; }
+// mlsysbench: the command-line driver. It parses arguments and calls library code (harness/, reports/).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/catalog.hpp"
+#include "harness/environment.hpp"
+#include "harness/plan.hpp"
+#include "harness/progress.hpp"
+#include "harness/runner.hpp"
+#include "harness/suite.hpp"
+#include "reports/compare.hpp"
+#include "reports/render.hpp"
+#include "reports/run_listing.hpp"
+#include "reports/store.hpp"
+
+namespace {
+
+std::atomic<bool> g_interrupt{false};
+
+void on_signal(int) { g_interrupt = true; }
+
+std::string default_db() {
+  if (const char* env = std::getenv("MLSB_DB")) return env;
+  return "mlsysbench.db";
+}
+
+int64_t resolve(mlsb::reports::Store& store, const std::string& ref) {
+  if (auto id = store.resolve_run(ref)) return *id;
+  throw std::invalid_argument("no run matches '" + ref + "' in " + store.path().string() +
+                              " (use an id, a uuid, a tag, or latest; see `mlsysbench db ls`)");
+}
+
+void write_output(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+std::string join_argv(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mlsysbench: benchmarks and agent-tool evaluation for large-model systems.\n"
+               "Results go to an SQLite store (--db, $MLSB_DB, default ./mlsysbench.db)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", MLSB_VERSION);
+  std::string db = default_db();
+  app.add_option("--db", db, "results store (SQLite file); default $MLSB_DB or ./mlsysbench.db");
+
+  // list
+  auto* list = app.add_subcommand("list", "show workloads (axes, defaults, metrics, units) and suites");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "print as JSON");
+
+  // run
+  auto* run = app.add_subcommand("run", "run a suite (name or .json file) or one workload");
+  std::string target;
+  std::vector<std::string> axis_specs, tags;
+  std::optional<int> repetitions, warmup;
+  std::optional<double> max_time, timeout;
+  uint64_t seed = 1;
+  std::string backend = "cpu", filter;
+  bool dry_run = false;
+  run->add_option("target", target, "suite name, suite file (*.json) or workload name")->required();
+  run->add_option("-p,--param", axis_specs, "axis override, axis=v1,v2 (repeatable); e.g. -p agent=oracle");
+  run->add_option("--repetitions", repetitions, "measured samples per case (fixes min and max samples)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--warmup", warmup, "untimed warm-up samples per case")->check(CLI::NonNegativeNumber);
+  run->add_option("--max-time", max_time, "stop sampling a case after this many seconds")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", timeout, "fail a case still running after this many seconds")->check(CLI::PositiveNumber);
+  run->add_option("--seed", seed, "run seed; every case's data derives from it (default 1)");
+  run->add_option("--tag", tags, "tag the run (repeatable); compare and report accept tags as run names");
+  run->add_option("--backend", backend, "device backend: cpu (cuda arrives with the GPU workloads)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  run->add_option("--filter", filter, "run only cases whose id (workload/axis=value,...) matches this regex");
+  run->add_flag("--dry-run", dry_run, "print the cases and exit");
+
+  // report
+  auto* report = app.add_subcommand("report", "render a stored run as html, json, md or gbench");
+  std::string report_run = "latest", report_format = "html", report_out;
+  report->add_option("run", report_run, "run id, uuid, tag or latest (default latest)");
+  report->add_option("-f,--format", report_format, "html | json | md | gbench")
+      ->check(CLI::IsMember({"html", "json", "md", "gbench"}));
+  report->add_option("-o,--output", report_out, "output file (default: stdout)");
+
+  // compare
+  auto* compare = app.add_subcommand("compare", "compare two runs case by case and flag regressions");
+  std::string base_ref, cand_ref, compare_format = "text", compare_out;
+  mlsb::reports::CompareOptions copts;
+  bool fail_on_regression = false;
+  compare->add_option("base", base_ref, "baseline run (id, uuid, tag, latest, latest~N)")->required();
+  compare->add_option("candidate", cand_ref, "candidate run (id, uuid, tag, latest, latest~N)")->required();
+  compare->add_option("--threshold", copts.threshold, "relative change that counts (default 0.05 = 5%)")
+      ->check(CLI::Range(0.0, 10.0));
+  compare->add_option("--alpha", copts.alpha, "significance level of the Mann-Whitney U test (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  compare->add_flag("--fail-on-regression", fail_on_regression, "exit 1 when any primary metric got worse");
+  compare->add_option("-f,--format", compare_format, "text | json | md")->check(CLI::IsMember({"text", "json", "md"}));
+  compare->add_option("-o,--output", compare_out, "output file (default: stdout)");
+
+  // env
+  auto* env = app.add_subcommand("env", "print the environment a run would record (JSON)");
+
+  // db
+  auto* dbcmd = app.add_subcommand("db", "inspect the results store");
+  dbcmd->require_subcommand(1);
+  auto* db_ls = dbcmd->add_subcommand("ls", "list runs, newest first");
+  int ls_limit = 20;
+  db_ls->add_option("-n,--limit", ls_limit, "at most this many runs (0 = all; default 20)");
+  auto* db_show = dbcmd->add_subcommand("show", "show one run: metadata, environment and cases");
+  std::string show_ref = "latest";
+  db_show->add_option("run", show_ref, "run id, uuid, tag or latest");
+  auto* db_rm = dbcmd->add_subcommand("rm", "delete runs and everything recorded under them");
+  std::vector<std::string> rm_refs;
+  db_rm->add_option("runs", rm_refs, "run ids, uuids or tags")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const auto suite_dirs = mlsb::default_suite_dirs();
+    if (*list) {
+      const auto catalog = mlsb::catalog_json(suite_dirs);
+      std::cout << (list_json ? catalog.dump(2) + "\n" : mlsb::catalog_text(catalog));
+      return 0;
+    }
+    if (*env) {
+      std::cout << mlsb::capture_environment().dump(2) << "\n";
+      return 0;
+    }
+    if (*run) {
+      mlsb::RunnerOverrides ro;
+      if (repetitions) ro.min_samples = ro.max_samples = *repetitions;
+      ro.warmup = warmup;
+      ro.max_time_s = max_time;
+      ro.timeout_s = timeout;
+      const auto plan =
+          mlsb::build_plan(target, suite_dirs, mlsb::parse_axis_overrides(axis_specs), ro, filter);
+      if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + filter + "'");
+      if (dry_run) {
+        for (const auto& c : plan.cases) {
+          const auto& r = c.runner;
+          std::printf("%s  (warmup %d, samples %d..%d, min %.3g s, noise %.3g, max %.3g s, timeout %.3g s)\n",
+                      c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s, r.max_noise,
+                      r.max_time_s, r.timeout_s);
+        }
+        std::printf("%zu case(s)\n", plan.cases.size());
+        return 0;
+      }
+      mlsb::reports::Store store(db);
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      mlsb::Progress progress(stderr, isatty(STDERR_FILENO), static_cast<int>(plan.cases.size()));
+      mlsb::RunOptions opts;
+      opts.seed = seed;
+      opts.tags = tags;
+      opts.argv = join_argv(argc, argv);
+      opts.backend = backend;
+      const auto out = mlsb::run_plan(plan, opts, store, progress, g_interrupt);
+      std::fprintf(stderr,
+                   "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
+                   "report: mlsysbench --db %s report %lld --format html -o report.html\n",
+                   static_cast<long long>(out.run_id), out.uuid.c_str(), out.status.c_str(), out.ok, out.failed,
+                   out.timed_out, out.skipped, db.c_str(), db.c_str(), static_cast<long long>(out.run_id));
+      if (out.status == "interrupted") return 130;
+      return out.status == "ok" ? 0 : 1;
+    }
+    if (*report) {
+      mlsb::reports::Store store(db, /*read_only=*/true);
+      const auto data = store.load_run(resolve(store, report_run));
+      write_output(mlsb::reports::render(data, mlsb::reports::parse_format(report_format)), report_out);
+      if (!report_out.empty() && report_out != "-") std::fprintf(stderr, "wrote %s\n", report_out.c_str());
+      return 0;
+    }
+    if (*compare) {
+      mlsb::reports::Store store(db, /*read_only=*/true);
+      const auto base = store.load_run(resolve(store, base_ref));
+      const auto cand = store.load_run(resolve(store, cand_ref));
+      const auto cmp = mlsb::reports::compare_runs(base, cand, copts);
+      write_output(mlsb::reports::render_comparison(cmp, compare_format), compare_out);
+      if (fail_on_regression && cmp.has_regression()) {
+        std::fprintf(stderr, "regression: a primary metric got worse (threshold %.3g, alpha %.3g)\n",
+                     copts.threshold, copts.alpha);
+        return 1;
+      }
+      return 0;
+    }
+    if (*db_ls) {
+      mlsb::reports::Store store(db, /*read_only=*/true);
+      std::cout << mlsb::reports::format_run_list(store.list_runs(ls_limit));
+      return 0;
+    }
+    if (*db_show) {
+      mlsb::reports::Store store(db, /*read_only=*/true);
+      std::cout << mlsb::reports::format_run_detail(store.load_run(resolve(store, show_ref)));
+      return 0;
+    }
+    if (*db_rm) {
+      mlsb::reports::Store store(db);
+      for (const auto& ref : rm_refs) {
+        const int64_t id = resolve(store, ref);
+        store.delete_run(id);
+        std::printf("deleted run %lld\n", static_cast<long long>(id));
+      }
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlsysbench: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

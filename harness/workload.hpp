@@ -1,5 +1,6 @@
 #pragma once
 // The workload contract: a workload declares axes and metrics; the runner drives setup, samples, verify.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -97,10 +98,15 @@ class State {
   [[noreturn]] void skip(std::string reason) const;
   [[noreturn]] void fail(std::string reason) const;
 
+  /// True once the runner wants the case to stop (its timeout passed, or the user pressed Ctrl-C).
+  /// Long samples should check it between units of work and return early.
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+
   // Runner side.
   int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
   bool is_warmup() const { return warmup_; }
   void begin_sample(int index, bool warmup);
+  void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
   std::vector<std::pair<std::string, nlohmann::json>>& items() { return items_; }
 
@@ -112,6 +118,7 @@ class State {
   std::filesystem::path work_dir_;
   int sample_index_ = -1;
   bool warmup_ = false;
+  const std::atomic<bool>* cancel_ = nullptr;
   std::map<std::string, std::vector<double>> samples_;
   std::vector<std::pair<std::string, nlohmann::json>> items_;
 };

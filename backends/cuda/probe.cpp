@@ -1,0 +1,82 @@
+#include "backends/cuda/probe.hpp"
+
+#include <dlfcn.h>
+
+#include <initializer_list>
+
+namespace mlsb::cuda {
+namespace {
+
+void* open_first(std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (void* h = dlopen(n, RTLD_NOW | RTLD_LOCAL)) return h;
+  return nullptr;
+}
+
+template <typename F>
+F sym(void* lib, const char* name) {
+  return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+}
+
+std::string major_minor(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+}  // namespace
+
+Probe probe() {
+  Probe p;
+  void* cudart = open_first({"libcudart.so", "libcudart.so.13", "libcudart.so.12",
+                             "/usr/local/cuda/lib64/libcudart.so"});
+  if (auto get = sym<int (*)(int*)>(cudart, "cudaRuntimeGetVersion")) {
+    int v = 0;
+    if (get(&v) == 0) p.runtime_version = major_minor(v);
+  }
+  void* nccl = open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"});
+  if (auto get = sym<int (*)(int*)>(nccl, "ncclGetVersion")) {
+    int v = 0;  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch
+    if (get(&v) == 0)
+      p.nccl_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+  }
+  void* cuda = open_first({"libcuda.so.1", "libcuda.so"});
+  if (!cuda) {
+    p.note = "no CUDA driver (libcuda.so.1 not found)";
+    return p;
+  }
+  using InitFn = int (*)(unsigned);
+  using IntOutFn = int (*)(int*);
+  using GetFn = int (*)(int*, int);
+  using NameFn = int (*)(char*, int, int);
+  using MemFn = int (*)(size_t*, int);
+  auto init = sym<InitFn>(cuda, "cuInit");
+  auto driver_version = sym<IntOutFn>(cuda, "cuDriverGetVersion");
+  auto count = sym<IntOutFn>(cuda, "cuDeviceGetCount");
+  auto get = sym<GetFn>(cuda, "cuDeviceGet");
+  auto name = sym<NameFn>(cuda, "cuDeviceGetName");
+  auto mem = sym<MemFn>(cuda, "cuDeviceTotalMem_v2");
+  int v = 0;
+  if (driver_version && driver_version(&v) == 0) p.driver_version = major_minor(v);
+  if (!init || !count || !get || !name || !mem) {
+    p.note = "CUDA driver lacks the expected entry points";
+    return p;
+  }
+  if (const int rc = init(0); rc != 0) {
+    p.note = "cuInit failed (error " + std::to_string(rc) + "): no usable GPU";
+    return p;
+  }
+  int n = 0;
+  if (count(&n) != 0 || n == 0) {
+    p.note = "no CUDA device";
+    return p;
+  }
+  for (int i = 0; i < n; ++i) {
+    int dev = 0;
+    char buf[256] = {};
+    size_t bytes = 0;
+    if (get(&dev, i) != 0) continue;
+    name(buf, sizeof buf, dev);
+    mem(&bytes, dev);
+    p.gpus.push_back({buf, bytes});
+  }
+  return p;
+}
+
+}  // namespace mlsb::cuda

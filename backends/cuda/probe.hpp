@@ -1,0 +1,26 @@
+#pragma once
+// Run-time probe of the CUDA driver, runtime and NCCL, loaded with dlopen so the binary runs (and
+// reports "no GPU") on machines without a driver.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlsb::cuda {
+
+struct GpuInfo {
+  std::string name;
+  uint64_t memory_bytes = 0;
+};
+
+struct Probe {
+  std::string driver_version;   ///< e.g. "13.0"; empty when libcuda is absent
+  std::string runtime_version;  ///< cudart's version; empty when libcudart is absent
+  std::string nccl_version;     ///< e.g. "2.28.9"; empty when libnccl is absent
+  std::vector<GpuInfo> gpus;    ///< empty without a usable device
+  std::string note;             ///< why there are no GPUs (e.g. "libcuda.so.1 not found"), else empty
+};
+
+/// Probes once per call; never throws.
+Probe probe();
+
+}  // namespace mlsb::cuda

@@ -1,0 +1,20 @@
+#pragma once
+// What `mlsysbench list` shows: every workload (axes with types, defaults and choices; metrics with
+// units and direction; primary metric) and every suite.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mlsb {
+
+/// {"workloads": [{name, description, primary_metric, axes: [...], metrics: [...]}],
+///  "suites": [{name, description, file, cases}]}. A suite file that fails to load is listed with
+/// its "error" instead of its cases.
+nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs);
+
+/// Human-readable form of catalog_json.
+std::string catalog_text(const nlohmann::json& catalog);
+
+}  // namespace mlsb

@@ -1,0 +1,129 @@
+#include "harness/environment.hpp"
+
+#include <dlfcn.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <curl/curl.h>
+#include <sqlite3.h>
+
+#include "backends/cuda/probe.hpp"
+
+namespace mlsb {
+namespace {
+
+std::string command_output(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (size_t n = fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// First value of "key<sep>value" lines in a text file.
+std::string file_field(const char* path, const std::string& key, char sep) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    auto pos = line.find(sep);
+    if (pos == std::string::npos) continue;
+    std::string v = line.substr(pos + 1);
+    v.erase(0, v.find_first_not_of(" \t\""));
+    while (!v.empty() && (v.back() == '"' || v.back() == ' ')) v.pop_back();
+    return v;
+  }
+  return "";
+}
+
+std::string mpi_version() {
+  void* lib = dlopen("libmpi.so.40", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return "";
+  using Fn = int (*)(char*, int*);
+  auto get = reinterpret_cast<Fn>(dlsym(lib, "MPI_Get_library_version"));
+  if (!get) return "";
+  char buf[8192] = {};  // MPI_MAX_LIBRARY_VERSION_STRING is 256 in Open MPI; be generous
+  int len = 0;
+  if (get(buf, &len) != 0) return "";
+  std::string v(buf, static_cast<size_t>(len));
+  if (auto nl = v.find_first_of(",\n"); nl != std::string::npos) v.resize(nl);
+  return v;
+}
+
+}  // namespace
+
+GitInfo project_git_info() {
+  const std::string dir = MLSB_SOURCE_DIR;
+  GitInfo g;
+  g.sha = command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  if (!g.sha.empty())
+    g.dirty = !command_output("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
+  return g;
+}
+
+nlohmann::json capture_environment() {
+  nlohmann::json env;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  env["host"] = host;
+  env["cpu_model"] = file_field("/proc/cpuinfo", "model name", ':');
+  env["cores"] = std::thread::hardware_concurrency();
+  const std::string mem_kb = file_field("/proc/meminfo", "MemTotal", ':');
+  if (!mem_kb.empty()) env["memory_bytes"] = std::stoull(mem_kb) * 1024;
+  env["os"] = file_field("/etc/os-release", "PRETTY_NAME", '=');
+  utsname u{};
+  if (uname(&u) == 0) {
+    env["kernel"] = std::string(u.sysname) + " " + u.release;
+    env["arch"] = u.machine;
+  }
+  env["compiler"] = MLSB_COMPILER;
+  env["compiler_flags"] = MLSB_CXX_FLAGS;
+  env["build_type"] = MLSB_BUILD_TYPE;
+#ifdef NDEBUG
+  env["assertions"] = false;
+#else
+  env["assertions"] = true;
+#endif
+  env["mlsysbench_version"] = MLSB_VERSION;
+  nlohmann::json libs;
+  libs["sqlite"] = sqlite3_libversion();
+  libs["curl"] = curl_version_info(CURLVERSION_NOW)->version;
+  libs["nlohmann_json"] = std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
+                          std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
+                          std::to_string(NLOHMANN_JSON_VERSION_PATCH);
+  if (auto v = mpi_version(); !v.empty()) libs["mpi"] = v;
+  const cuda::Probe cuda = cuda::probe();
+  if (!cuda.runtime_version.empty()) libs["cuda_runtime"] = cuda.runtime_version;
+  if (!cuda.driver_version.empty()) libs["cuda_driver"] = cuda.driver_version;
+  if (!cuda.nccl_version.empty()) libs["nccl"] = cuda.nccl_version;
+  env["libraries"] = libs;
+  env["gpus"] = nlohmann::json::array();
+  for (const auto& g : cuda.gpus) env["gpus"].push_back({{"name", g.name}, {"memory_bytes", g.memory_bytes}});
+  if (!cuda.note.empty()) env["gpu_note"] = cuda.note;
+  for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(var)) env["env_vars"][var] = v;
+  return env;
+}
+
+std::string make_uuid() {
+  std::random_device rd;
+  std::mt19937_64 g((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  uint64_t hi = g(), lo = g();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48), static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
+}  // namespace mlsb

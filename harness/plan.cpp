@@ -1,0 +1,184 @@
+#include "harness/plan.hpp"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include "harness/registry.hpp"
+#include "harness/suite.hpp"
+
+namespace mlsb {
+namespace {
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t pos = text.find(sep, start);
+    parts.emplace_back(text.substr(start, pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+std::string axis_names(const WorkloadInfo& info) {
+  std::vector<std::string> names;
+  for (const auto& a : info.axes) names.push_back(a.name);
+  return join(names, ", ");
+}
+
+bool is_suite_path(std::string_view target) {
+  return target.size() > 5 && target.substr(target.size() - 5) == ".json";
+}
+
+}  // namespace
+
+RunnerDefaults RunnerOverrides::apply(RunnerDefaults b) const {
+  if (warmup) b.warmup = *warmup;
+  if (min_samples) b.min_samples = *min_samples;
+  if (max_samples) b.max_samples = *max_samples;
+  if (min_time_s) b.min_time_s = *min_time_s;
+  if (max_noise) b.max_noise = *max_noise;
+  if (max_time_s) b.max_time_s = *max_time_s;
+  if (timeout_s) b.timeout_s = *timeout_s;
+  b.max_samples = std::max(b.max_samples, b.min_samples);
+  return b;
+}
+
+RunnerOverrides RunnerOverrides::merged(const RunnerOverrides& o) const {
+  RunnerOverrides r = *this;
+  if (o.warmup) r.warmup = o.warmup;
+  if (o.min_samples) r.min_samples = o.min_samples;
+  if (o.max_samples) r.max_samples = o.max_samples;
+  if (o.min_time_s) r.min_time_s = o.min_time_s;
+  if (o.max_noise) r.max_noise = o.max_noise;
+  if (o.max_time_s) r.max_time_s = o.max_time_s;
+  if (o.timeout_s) r.timeout_s = o.timeout_s;
+  return r;
+}
+
+std::string CaseSpec::id() const { return workload + "/" + params_key(params); }
+
+AxisOverrides parse_axis_overrides(const std::vector<std::string>& specs) {
+  AxisOverrides out;
+  for (const auto& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("-p '" + spec + "': expected axis=value[,value...]");
+    auto values = split(std::string_view(spec).substr(eq + 1), ',');
+    if (std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); }))
+      throw std::invalid_argument("-p '" + spec + "': empty value");
+    auto& slot = out[spec.substr(0, eq)];
+    slot.insert(slot.end(), values.begin(), values.end());
+  }
+  return out;
+}
+
+void validate_value(const Axis& axis, const Value& value) {
+  if (axis.choices.empty()) return;
+  const std::string text = to_string(value);
+  if (std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())
+    throw std::invalid_argument("axis '" + axis.name + "': '" + text + "' is not allowed (allowed: " +
+                                join(axis.choices, ", ") + ")");
+}
+
+std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& values) {
+  for (const auto& [name, v] : values)
+    if (!info.find_axis(name))
+      throw std::invalid_argument("workload '" + info.name + "' has no axis '" + name +
+                                  "' (axes: " + axis_names(info) + ")");
+  std::vector<Params> cases{Params{}};
+  for (const auto& axis : info.axes) {
+    std::vector<Value> vals;
+    if (auto it = values.find(axis.name); it != values.end()) {
+      for (const auto& text : it->second) vals.push_back(parse_value(axis.type, text, axis.name));
+    } else {
+      vals = axis.defaults;
+    }
+    if (vals.empty())
+      throw std::invalid_argument("workload '" + info.name + "': axis '" + axis.name + "' has no value");
+    for (const auto& v : vals) validate_value(axis, v);
+    std::vector<Params> next;
+    next.reserve(cases.size() * vals.size());
+    for (const auto& c : cases)
+      for (const auto& v : vals) {
+        Params p = c;
+        p[axis.name] = v;
+        next.push_back(std::move(p));
+      }
+    cases = std::move(next);
+  }
+  return cases;
+}
+
+Plan build_plan(std::string_view target, const std::vector<std::filesystem::path>& suite_dirs,
+                const AxisOverrides& overrides, const RunnerOverrides& runner, const std::string& filter) {
+  struct Entry {
+    std::string workload;
+    AxisOverrides params;
+    RunnerOverrides runner;
+  };
+  std::vector<Entry> entries;
+  Plan plan;
+  const auto known = workload_names();
+  std::optional<std::filesystem::path> suite_file;
+  if (is_suite_path(target)) {
+    suite_file = std::filesystem::path(target);
+  } else if (std::find(known.begin(), known.end(), target) == known.end()) {
+    for (const auto& f : find_suites(suite_dirs))
+      if (f.stem() == target) suite_file = f;
+    if (!suite_file) {
+      std::vector<std::string> suites;
+      for (const auto& f : find_suites(suite_dirs)) suites.push_back(f.stem().string());
+      throw std::invalid_argument("'" + std::string(target) + "' is neither a workload (" + join(known, ", ") +
+                                  ") nor a suite (" + join(suites, ", ") + ") nor a suite file (*.json)");
+    }
+  }
+  if (suite_file) {
+    Suite suite = load_suite(*suite_file);
+    plan.suite = suite.name;
+    for (auto& e : suite.entries) entries.push_back({e.workload, e.params, e.runner});
+  } else {
+    plan.suite = std::string(target);
+    entries.push_back({std::string(target), {}, {}});
+  }
+
+  std::set<std::string> used;
+  std::string all_axes;
+  for (auto& e : entries) {
+    const auto info = make_workload(e.workload)->info();
+    all_axes += (all_axes.empty() ? "" : "; ") + e.workload + ": " + axis_names(info);
+    for (const auto& [axis, vals] : overrides)
+      if (info.find_axis(axis)) {
+        e.params[axis] = vals;
+        used.insert(axis);
+      }
+    const RunnerDefaults settings = e.runner.merged(runner).apply(info.runner);
+    for (auto& p : expand_axes(info, e.params)) plan.cases.push_back({e.workload, std::move(p), settings});
+  }
+  for (const auto& [axis, vals] : overrides)
+    if (!used.count(axis))
+      throw std::invalid_argument(entries.size() == 1 && !suite_file
+                                      ? "workload '" + plan.suite + "' has no axis '" + axis + "' (axes: " + all_axes.substr(plan.suite.size() + 2) + ")"
+                                      : "-p " + axis + ": no workload in suite '" + plan.suite + "' has an axis '" + axis + "' (" + all_axes + ")");
+  if (!filter.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(filter);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("--filter '" + filter + "': invalid regular expression (" + e.what() + ")");
+    }
+    std::erase_if(plan.cases, [&](const CaseSpec& c) { return !std::regex_search(c.id(), re); });
+  }
+  return plan;
+}
+
+}  // namespace mlsb

@@ -1,0 +1,64 @@
+#pragma once
+// A run plan: the list of cases a `run` executes, built from a workload or a suite plus CLI overrides.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/value.hpp"
+#include "harness/workload.hpp"
+
+namespace mlsb {
+
+/// Runner settings that override a workload's RunnerDefaults; unset fields keep the default.
+struct RunnerOverrides {
+  std::optional<int> warmup, min_samples, max_samples;
+  std::optional<double> min_time_s, max_noise, max_time_s, timeout_s;
+
+  /// Fields set here replace those of `base`.
+  RunnerDefaults apply(RunnerDefaults base) const;
+  /// Fields set in `over` replace those set here.
+  RunnerOverrides merged(const RunnerOverrides& over) const;
+};
+
+/// One case to run.
+struct CaseSpec {
+  std::string workload;
+  Params params;
+  RunnerDefaults runner;  ///< effective settings after defaults, suite and CLI overrides
+
+  /// "workload/params_key": what --filter matches and what progress lines print.
+  std::string id() const;
+};
+
+/// Axis overrides from the CLI: axis name -> one or more values as text ("-p experts=8,64").
+using AxisOverrides = std::map<std::string, std::vector<std::string>>;
+
+/// Parses "-p name=v1,v2" strings into overrides; throws std::invalid_argument naming the bad one.
+AxisOverrides parse_axis_overrides(const std::vector<std::string>& specs);
+
+/// Cartesian product of `axes` values: each axis takes its override values if given (parsed and
+/// validated against type and choices), else its defaults. Throws std::invalid_argument naming the
+/// axis and its allowed values for a bad value.
+std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& values);
+
+/// Checks `value` against `axis` (type already parsed; a String axis with choices must use one).
+/// Throws std::invalid_argument naming the axis and the allowed values.
+void validate_value(const Axis& axis, const Value& value);
+
+struct Plan {
+  std::string suite;  ///< suite name, or the workload name for a single-workload run
+  std::vector<CaseSpec> cases;
+};
+
+/// Builds the plan for `target`: a suite name (searched in `suite_dirs`), a path to a suite file
+/// (*.json), or a workload name. CLI `overrides` apply to every case whose workload has the axis
+/// (an axis that no workload in the plan has is an error), then `runner` overrides, then `filter`
+/// (ECMAScript regex searched in CaseSpec::id(); empty = all).
+/// Throws std::invalid_argument with a message naming the target, file, axis or value at fault.
+Plan build_plan(std::string_view target, const std::vector<std::filesystem::path>& suite_dirs,
+                const AxisOverrides& overrides, const RunnerOverrides& runner, const std::string& filter);
+
+}  // namespace mlsb

@@ -1,0 +1,179 @@
+#include "harness/suite.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/registry.hpp"
+
+namespace mlsb {
+namespace {
+
+using nlohmann::json;
+
+struct SuiteParser {
+  std::string file;
+
+  [[noreturn]] void error(const std::string& where, const std::string& what) const {
+    throw std::invalid_argument("suite " + file + ": " + where + ": " + what);
+  }
+
+  void only_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) const {
+    if (!obj.is_object()) error(where, "expected an object");
+    for (const auto& [k, v] : obj.items())
+      if (!allowed.count(k)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        error(where.empty() ? k : where + "." + k, "unknown key (allowed: " + list + ")");
+      }
+  }
+
+  RunnerOverrides runner(const json& obj, const std::string& where) const {
+    only_keys(obj, where,
+              {"warmup", "min_samples", "max_samples", "min_time_s", "max_noise", "max_time_s", "timeout_s"});
+    RunnerOverrides r;
+    auto get_int = [&](const char* key, std::optional<int>& slot) {
+      if (!obj.contains(key)) return;
+      const auto& v = obj[key];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) error(where + "." + key, "expected an integer >= 0");
+      slot = v.get<int>();
+    };
+    auto get_num = [&](const char* key, std::optional<double>& slot) {
+      if (!obj.contains(key)) return;
+      const auto& v = obj[key];
+      if (!v.is_number() || v.get<double>() < 0) error(where + "." + key, "expected a number >= 0");
+      slot = v.get<double>();
+    };
+    get_int("warmup", r.warmup);
+    get_int("min_samples", r.min_samples);
+    get_int("max_samples", r.max_samples);
+    get_num("min_time_s", r.min_time_s);
+    get_num("max_noise", r.max_noise);
+    get_num("max_time_s", r.max_time_s);
+    get_num("timeout_s", r.timeout_s);
+    return r;
+  }
+
+  std::string scalar_text(const json& v, const std::string& where) const {
+    if (v.is_string()) return expand_placeholders(v.get<std::string>());
+    if (v.is_number() || v.is_boolean()) return v.dump();
+    error(where, "expected a string or number (or a list of them)");
+  }
+
+  SuiteEntry entry(const json& obj, const std::string& where) const {
+    only_keys(obj, where, {"workload", "params", "runner"});
+    if (!obj.contains("workload") || !obj["workload"].is_string()) error(where + ".workload", "expected a workload name");
+    SuiteEntry e;
+    e.workload = obj["workload"].get<std::string>();
+    std::unique_ptr<Workload> w;
+    try {
+      w = make_workload(e.workload);
+    } catch (const std::invalid_argument& ex) {
+      error(where + ".workload", ex.what());
+    }
+    const auto info = w->info();
+    if (obj.contains("params")) {
+      const auto& params = obj["params"];
+      if (!params.is_object()) error(where + ".params", "expected an object of axis values");
+      for (const auto& [axis_name, value] : params.items()) {
+        const std::string at = where + ".params." + axis_name;
+        const Axis* axis = info.find_axis(axis_name);
+        if (!axis) {
+          std::string names;
+          for (const auto& a : info.axes) names += (names.empty() ? "" : ", ") + a.name;
+          error(at, "workload '" + e.workload + "' has no such axis (axes: " + names + ")");
+        }
+        std::vector<std::string> texts;
+        if (value.is_array()) {
+          if (value.empty()) error(at, "empty list of values");
+          for (size_t i = 0; i < value.size(); ++i)
+            texts.push_back(scalar_text(value[i], at + "[" + std::to_string(i) + "]"));
+        } else {
+          texts.push_back(scalar_text(value, at));
+        }
+        for (const auto& t : texts) {
+          try {
+            validate_value(*axis, parse_value(axis->type, t, axis->name));
+          } catch (const std::invalid_argument& ex) {
+            error(at, ex.what());
+          }
+        }
+        e.params[axis_name] = std::move(texts);
+      }
+    }
+    if (obj.contains("runner")) e.runner = runner(obj["runner"], where + ".runner");
+    return e;
+  }
+};
+
+}  // namespace
+
+std::string expand_placeholders(const std::string& text) {
+  const char* shared_env = std::getenv("MLSB_SHARED_DIR");
+  const std::string source = MLSB_SOURCE_DIR;
+  const std::string shared =
+      shared_env ? shared_env : (std::filesystem::path(source).parent_path() / "shared").string();
+  std::string out = text;
+  for (const auto& [key, val] : {std::pair{std::string("${source_dir}"), source},
+                                 std::pair{std::string("${shared_dir}"), shared}}) {
+    for (size_t pos = out.find(key); pos != std::string::npos; pos = out.find(key, pos + val.size()))
+      out.replace(pos, key.size(), val);
+  }
+  return out;
+}
+
+Suite load_suite(const std::filesystem::path& file) {
+  SuiteParser p{file.string()};
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument("suite " + file.string() + ": cannot open the file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument("suite " + file.string() + ": invalid JSON: " + e.what());
+  }
+  p.only_keys(doc, "", {"name", "description", "runner", "cases"});
+  Suite s;
+  s.file = file;
+  s.name = doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : file.stem().string();
+  if (doc.contains("description")) {
+    if (!doc["description"].is_string()) p.error("description", "expected a string");
+    s.description = doc["description"].get<std::string>();
+  }
+  RunnerOverrides common;
+  if (doc.contains("runner")) common = p.runner(doc["runner"], "runner");
+  if (!doc.contains("cases") || !doc["cases"].is_array() || doc["cases"].empty())
+    p.error("cases", "expected a non-empty list of {\"workload\", \"params\", \"runner\"} entries");
+  for (size_t i = 0; i < doc["cases"].size(); ++i) {
+    SuiteEntry e = p.entry(doc["cases"][i], "cases[" + std::to_string(i) + "]");
+    e.runner = common.merged(e.runner);
+    s.entries.push_back(std::move(e));
+  }
+  return s;
+}
+
+std::vector<std::filesystem::path> find_suites(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(d, ec))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
+  return files;
+}
+
+std::vector<std::filesystem::path> default_suite_dirs() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("MLSB_SUITES_DIR")) dirs.emplace_back(env);
+  dirs.emplace_back(std::filesystem::path(MLSB_SOURCE_DIR) / "workloads" / "suites");
+  return dirs;
+}
+
+}  // namespace mlsb

@@ -1,0 +1,77 @@
+#include "reports/run_listing.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace mlsb::reports {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+std::string git_label(const RunRecord& r) {
+  if (r.git_sha.empty()) return "-";
+  return r.git_sha.substr(0, 10) + (r.git_dirty ? "+dirty" : "");
+}
+
+}  // namespace
+
+std::string format_utc(double unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string format_run_list(const std::vector<RunRecord>& runs) {
+  std::ostringstream o;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-6s %-8s %-19s %-11s %-16s %-14s %s\n", "id", "uuid", "started (UTC)", "status",
+                "suite", "git", "tags");
+  o << line;
+  for (const auto& r : runs) {
+    std::snprintf(line, sizeof line, "%-6lld %-8s %-19s %-11s %-16s %-14s %s\n", static_cast<long long>(r.id),
+                  r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(), r.status.c_str(), r.suite.c_str(),
+                  git_label(r).c_str(), join(r.tags).c_str());
+    o << line;
+  }
+  if (runs.empty()) o << "(no runs)\n";
+  return o.str();
+}
+
+std::string format_run_detail(const RunData& d) {
+  const RunRecord& r = d.run;
+  std::ostringstream o;
+  o << "run " << r.id << "  " << r.uuid << "\n"
+    << "  suite:    " << r.suite << "\n"
+    << "  status:   " << r.status << "\n"
+    << "  started:  " << format_utc(r.started_at) << " UTC\n"
+    << "  finished: " << (r.finished_at > 0 ? format_utc(r.finished_at) + " UTC" : "-") << "\n"
+    << "  seed:     " << r.seed << "\n"
+    << "  tags:     " << join(r.tags) << "\n"
+    << "  git:      " << git_label(r) << "\n"
+    << "  argv:     " << r.argv << "\n"
+    << "  env:      " << r.env.dump() << "\n"
+    << "cases (" << d.cases.size() << "):\n";
+  for (const auto& c : d.cases) {
+    o << "  [" << c.status << "] " << c.workload << "/" << c.params_key;
+    for (const auto& s : c.summaries)
+      if (s.metric == c.primary_metric) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "  %s %.6g %s (n=%lld)", s.metric.c_str(), s.stats.median, s.unit.c_str(),
+                      static_cast<long long>(s.stats.n));
+        o << buf;
+      }
+    if (!c.reason.empty()) o << "  — " << c.reason;
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace mlsb::reports

@@ -1,0 +1,19 @@
+#pragma once
+// Plain-text listings of stored runs for `mlsysbench db ls` and `db show`.
+#include <string>
+#include <vector>
+
+#include "reports/model.hpp"
+
+namespace mlsb::reports {
+
+/// One line per run: id, uuid prefix, started (UTC), status, suite, tags, git sha (+dirty).
+std::string format_run_list(const std::vector<RunRecord>& runs);
+
+/// A run's metadata, its environment (JSON) and one line per case (status, primary metric, reason).
+std::string format_run_detail(const RunData& run);
+
+/// Unix seconds as "YYYY-MM-DD HH:MM:SS" UTC.
+std::string format_utc(double unix_seconds);
+
+}  // namespace mlsb::reports

@@ -1,0 +1,122 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness/plan.hpp"
+#include "harness/registry.hpp"
+#include "harness/suite.hpp"
+#include "support/test_support.hpp"
+#include "unit/harness/test_workloads.hpp"
+
+namespace mlsb {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(HarnessValue, ParseAndKey) {
+  EXPECT_EQ(std::get<int64_t>(parse_value(AxisType::Int, "64", "experts")), 64);
+  EXPECT_DOUBLE_EQ(std::get<double>(parse_value(AxisType::Float, "1.25", "cf")), 1.25);
+  EXPECT_EQ(std::get<std::string>(parse_value(AxisType::String, "bf16", "dtype")), "bf16");
+  EXPECT_THAT(error_of([] { parse_value(AxisType::Int, "8x", "experts"); }),
+              AllOf(HasSubstr("experts"), HasSubstr("8x"), HasSubstr("integer")));
+  EXPECT_THROW(parse_value(AxisType::Float, "", "cf"), std::invalid_argument);
+  EXPECT_EQ(params_key({{"b", Value{std::string("x")}}, {"a", Value{int64_t{1}}}}), "a=1,b=x");
+  EXPECT_EQ(to_string(Value{0.5}), "0.5");
+}
+
+TEST(HarnessPlan, ExpandsCartesianProduct) {
+  const WorkloadInfo info = make_workload("test_counter")->info();
+  const auto cases = expand_axes(info, {{"size", {"1", "2", "3"}}, {"mode", {"a", "b"}}});
+  ASSERT_EQ(cases.size(), 6u);
+  EXPECT_EQ(params_key(cases.front()), "mode=a,size=1");
+  EXPECT_EQ(params_key(cases.back()), "mode=b,size=3");
+  EXPECT_EQ(expand_axes(info, {}).size(), 1u);  // defaults
+}
+
+TEST(HarnessPlan, RejectsBadAxesWithClearErrors) {
+  const WorkloadInfo info = make_workload("test_counter")->info();
+  EXPECT_THAT(error_of([&] { expand_axes(info, {{"experts", {"8"}}}); }),
+              AllOf(HasSubstr("no axis 'experts'"), HasSubstr("size"), HasSubstr("mode")));
+  EXPECT_THAT(error_of([&] { expand_axes(info, {{"size", {"big"}}}); }), AllOf(HasSubstr("size"), HasSubstr("big")));
+  EXPECT_THAT(error_of([&] { expand_axes(info, {{"mode", {"z"}}}); }),
+              AllOf(HasSubstr("mode"), HasSubstr("'z'"), HasSubstr("allowed: a, b")));
+  EXPECT_THAT(error_of([] { parse_axis_overrides({"size"}); }), HasSubstr("axis=value"));
+  EXPECT_THAT(error_of([] { parse_axis_overrides({"size=1,,2"}); }), HasSubstr("empty value"));
+  EXPECT_EQ(parse_axis_overrides({"size=1,2", "size=3"}).at("size").size(), 3u);
+}
+
+TEST(HarnessPlan, BuildPlanForWorkloadSuiteAndFilter) {
+  test::TempDir dir;
+  test::write_file(dir / "mine.json", R"({"name": "mine", "description": "d", "runner": {"warmup": 0},
+    "cases": [{"workload": "test_counter", "params": {"size": [1, 2]}, "runner": {"min_samples": 2}},
+              {"workload": "test_fail"}]})");
+  const std::vector<std::filesystem::path> dirs{dir.path()};
+  Plan p = build_plan("mine", dirs, {}, {}, "");
+  EXPECT_EQ(p.suite, "mine");
+  ASSERT_EQ(p.cases.size(), 3u);
+  EXPECT_EQ(p.cases[0].runner.warmup, 0);
+  EXPECT_EQ(p.cases[0].runner.min_samples, 2);
+  RunnerOverrides cli;
+  cli.min_samples = cli.max_samples = 7;
+  p = build_plan((dir / "mine.json").string(), dirs, {{"size", {"5"}}}, cli, "test_counter");
+  ASSERT_EQ(p.cases.size(), 1u);
+  EXPECT_EQ(p.cases[0].id(), "test_counter/mode=a,size=5");
+  EXPECT_EQ(p.cases[0].runner.min_samples, 7);
+  EXPECT_THAT(error_of([&] { build_plan("nosuch", dirs, {}, {}, ""); }),
+              AllOf(HasSubstr("'nosuch'"), HasSubstr("test_counter"), HasSubstr("mine")));
+  EXPECT_THAT(error_of([&] { build_plan("test_counter", dirs, {{"topk", {"2"}}}, {}, ""); }),
+              HasSubstr("workload 'test_counter' has no axis 'topk' (axes: mode, size)"));
+  EXPECT_THAT(error_of([&] { build_plan("mine", dirs, {{"topk", {"2"}}}, {}, ""); }),
+              HasSubstr("no workload in suite 'mine' has an axis 'topk' (test_counter: mode, size; test_fail: )"));
+  EXPECT_THAT(error_of([&] { build_plan("test_counter", dirs, {}, {}, "(("); }), HasSubstr("--filter"));
+}
+
+TEST(HarnessSuite, MalformedSuitesNameFileAndKey) {
+  test::TempDir dir;
+  auto check = [&](const std::string& text, const std::string& expected) {
+    test::write_file(dir / "s.json", text);
+    const std::string err = error_of([&] { load_suite(dir / "s.json"); });
+    EXPECT_THAT(err, HasSubstr("s.json")) << text;
+    EXPECT_THAT(err, HasSubstr(expected)) << text;
+  };
+  check("{\"cases\": [", "invalid JSON");
+  check("[]", "expected an object");
+  check(R"({"cases": []})", "cases");
+  check(R"({"cases": [{"workload": "nope"}]})", "cases[0].workload");
+  check(R"({"cases": [{"workload": "test_counter", "params": {"topk": 2}}]})", "cases[0].params.topk");
+  check(R"({"cases": [{"workload": "test_counter", "params": {"size": "big"}}]})", "cases[0].params.size");
+  check(R"({"cases": [{"workload": "test_counter", "params": {"size": []}}]})", "empty list");
+  check(R"({"cases": [{"workload": "test_counter", "runner": {"warmup": -1}}]})", "cases[0].runner.warmup");
+  check(R"({"cases": [{"workload": "test_counter", "extra": 1}]})", "cases[0].extra");
+  check(R"({"name": "x", "cases": [{"workload": "test_counter"}], "typo": 1})", "typo");
+  EXPECT_THAT(error_of([&] { load_suite(dir / "missing.json"); }), HasSubstr("cannot open"));
+}
+
+TEST(HarnessSuite, ShippedSuitesAreValid) {
+  const auto files = find_suites({test::source_dir() / "workloads" / "suites"});
+  ASSERT_FALSE(files.empty());
+  for (const auto& f : files) {
+    const Suite s = load_suite(f);
+    EXPECT_EQ(s.name, f.stem().string());
+    EXPECT_FALSE(s.description.empty()) << f;
+  }
+}
+
+TEST(HarnessSuite, PlaceholdersExpand) {
+  EXPECT_EQ(expand_placeholders("${source_dir}/x"), test::source_dir().string() + "/x");
+  EXPECT_EQ(expand_placeholders("plain"), "plain");
+}
+
+}  // namespace
+}  // namespace mlsb

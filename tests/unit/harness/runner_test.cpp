@@ -1,0 +1,177 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <cstdio>
+
+#include "harness/progress.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
+#include "reports/store.hpp"
+#include "support/test_support.hpp"
+#include "unit/harness/test_workloads.hpp"
+
+namespace mlsb {
+namespace {
+
+using ::testing::HasSubstr;
+
+CaseSpec spec_for(const std::string& workload, Params params = {}) {
+  CaseSpec c;
+  c.workload = workload;
+  const WorkloadInfo info = make_workload(workload)->info();
+  c.params = expand_axes(info, {}).front();  // defaults, then the given values
+  for (auto& [k, v] : params) c.params[k] = v;
+  c.runner = info.runner;
+  return c;
+}
+
+reports::CaseRecord run(const CaseSpec& spec) {
+  std::atomic<bool> cancel{false};
+  return run_case(spec, "cpu", 7, cancel);
+}
+
+TEST(HarnessRunner, StoppingRule) {
+  RunnerDefaults r;
+  r.min_samples = 3;
+  r.max_samples = 10;
+  r.min_time_s = 1.0;
+  r.max_noise = 0.05;
+  r.max_time_s = 5;
+  EXPECT_FALSE(should_stop(r, 2, 2.0, 0.0));   // too few samples
+  EXPECT_FALSE(should_stop(r, 3, 0.5, 0.0));   // too little time
+  EXPECT_FALSE(should_stop(r, 3, 2.0, 0.10));  // too noisy
+  EXPECT_TRUE(should_stop(r, 3, 2.0, 0.01));
+  EXPECT_TRUE(should_stop(r, 10, 0.1, 1.0));  // max samples
+  EXPECT_TRUE(should_stop(r, 4, 5.5, 1.0));   // time limit
+}
+
+TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
+  const int before = test::counter_samples();
+  const auto spec = spec_for("test_counter", {{"mode", std::string("a")}, {"size", int64_t{3}}});
+  const auto a = run(spec);
+  EXPECT_EQ(a.status, "ok") << a.reason;
+  EXPECT_EQ(a.primary_metric, "value");
+  EXPECT_EQ(a.params_key, "mode=a,size=3");
+  // Quiet data: the stopping rule holds at min_samples (3); one warm-up sample came first.
+  ASSERT_EQ(a.samples.at("value").size(), 3u);
+  EXPECT_EQ(test::counter_samples() - before, 4);
+  ASSERT_EQ(a.summaries.size(), 1u);
+  EXPECT_EQ(a.summaries[0].unit, "ms");
+  EXPECT_NEAR(a.summaries[0].stats.median, 3.0, 0.01);
+  const auto b = run(spec);
+  EXPECT_EQ(a.samples, b.samples);  // same run seed, same case -> same data
+  std::atomic<bool> cancel{false};
+  const auto c = run_case(spec, "cpu", 8, cancel);
+  EXPECT_NE(a.samples, c.samples);
+}
+
+TEST(HarnessRunner, FailuresAreIsolatedWithReasons) {
+  auto f = run(spec_for("test_fail"));
+  EXPECT_EQ(f.status, "failed");
+  EXPECT_THAT(f.reason, HasSubstr("41 != 42"));
+  EXPECT_TRUE(f.samples.empty());  // a failed case is not timed
+  auto s = run(spec_for("test_skip"));
+  EXPECT_EQ(s.status, "skipped");
+  EXPECT_EQ(s.reason, "backend absent");
+  auto t = run(spec_for("test_throw"));
+  EXPECT_EQ(t.status, "failed");
+  EXPECT_THAT(t.reason, HasSubstr("boom"));
+  auto n = run(spec_for("test_nan"));
+  EXPECT_EQ(n.status, "failed");
+  EXPECT_THAT(n.reason, HasSubstr("not finite"));
+  auto p = run(spec_for("test_noprimary"));
+  EXPECT_EQ(p.status, "failed");
+  EXPECT_THAT(p.reason, HasSubstr("primary metric 'value'"));
+  std::atomic<bool> cancel{false};
+  auto b = run_case(spec_for("test_counter"), "cuda", 1, cancel);
+  EXPECT_EQ(b.status, "skipped");
+  EXPECT_THAT(b.reason, HasSubstr("cuda"));
+}
+
+TEST(HarnessRunner, TimeoutCancelsCooperativeCase) {
+  auto spec = spec_for("test_sleep", {{"ms", int64_t{5000}}});
+  spec.runner.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run(spec);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, "timeout");
+  EXPECT_THAT(r.reason, HasSubstr("timed out"));
+  EXPECT_LT(took, 3.0);
+}
+
+TEST(HarnessRunner, TimeoutAbandonsCaseThatIgnoresCancellation) {
+  auto spec = spec_for("test_hang", {{"ms", int64_t{9000}}});
+  spec.runner.timeout_s = 0.2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run(spec);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, "timeout");
+  EXPECT_THAT(r.reason, HasSubstr("abandoned"));
+  EXPECT_LT(took, 7.0);
+}
+
+TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
+  test::TempDir dir;
+  reports::Store store(dir / "r.db");
+  Plan plan;
+  plan.suite = "unit";
+  plan.cases = {spec_for("test_counter"), spec_for("test_fail"), spec_for("test_skip"), spec_for("test_counter")};
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  Progress progress(sink, false, 4);
+  std::atomic<bool> interrupt{false};
+  RunOptions opts;
+  opts.tags = {"t1"};
+  const auto out = run_plan(plan, opts, store, progress, interrupt);
+  std::fclose(sink);
+  EXPECT_EQ(out.status, "failed");
+  EXPECT_EQ(out.ok, 2);
+  EXPECT_EQ(out.failed, 1);
+  EXPECT_EQ(out.skipped, 1);
+  const auto data = store.load_run(out.run_id);
+  EXPECT_EQ(data.run.status, "failed");
+  EXPECT_EQ(data.run.tags, std::vector<std::string>{"t1"});
+  EXPECT_TRUE(data.run.env.contains("cpu_model"));
+  ASSERT_EQ(data.cases.size(), 4u);
+  EXPECT_EQ(data.cases[1].status, "failed");
+  EXPECT_THAT(data.cases[1].reason, HasSubstr("41 != 42"));
+  EXPECT_EQ(data.cases[3].samples.at("value").size(), 3u);
+}
+
+TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
+  test::TempDir dir;
+  reports::Store store(dir / "r.db");
+  Plan plan;
+  plan.suite = "unit";
+  auto slow = spec_for("test_sleep", {{"ms", int64_t{200}}});
+  slow.runner.warmup = 0;
+  slow.runner.min_samples = slow.runner.max_samples = 1;
+  auto endless = spec_for("test_sleep", {{"ms", int64_t{60000}}});
+  plan.cases = {slow, endless, slow};
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  Progress progress(sink, false, 3);
+  std::atomic<bool> interrupt{false};
+  std::thread presser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    interrupt = true;
+  });
+  const auto out = run_plan(plan, {}, store, progress, interrupt);
+  presser.join();
+  std::fclose(sink);
+  EXPECT_EQ(out.status, "interrupted");
+  const auto data = store.load_run(out.run_id);
+  EXPECT_EQ(data.run.status, "interrupted");
+  ASSERT_EQ(data.cases.size(), 2u);  // the third never started
+  EXPECT_EQ(data.cases[0].status, "ok");
+  EXPECT_EQ(data.cases[1].status, "interrupted");
+}
+
+TEST(HarnessRunner, CaseSeedDependsOnRunSeedAndCase) {
+  EXPECT_EQ(case_seed(1, "w/a=1"), case_seed(1, "w/a=1"));
+  EXPECT_NE(case_seed(1, "w/a=1"), case_seed(2, "w/a=1"));
+  EXPECT_NE(case_seed(1, "w/a=1"), case_seed(1, "w/a=2"));
+}
+
+}  // namespace
+}  // namespace mlsb
