@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", copts.alpha, "significance level of the Mann-Whitney U test (default 0.05)")
       ->check(CLI::Range(0.0, 1.0));
-  compare->add_flag("--fail-on-regression", fail_on_regression, "exit 1 when any primary metric got worse");
+  compare->add_flag("--fail-on-regression", fail_on_regression, "exit 1 when a primary metric got worse or a case ok in the base failed or timed out");
   compare->add_option("-f,--format", compare_format, "text | json | md")->check(CLI::IsMember({"text", "json", "md"}));
   compare->add_option("-o,--output", compare_out, "output file (default: stdout)");
 
@@ -194,11 +194,14 @@ int main(int argc, char** argv) {
       const auto cand = store.load_run(resolve(store, cand_ref));
       const auto cmp = mlsb::reports::compare_runs(base, cand, copts);
       write_output(mlsb::reports::render_comparison(cmp, compare_format), compare_out);
-      if (fail_on_regression && cmp.has_regression()) {
+      const auto broken = cmp.new_failures();
+      for (const auto& c : broken)
+        std::fprintf(stderr, "regression: %s/%s was ok in the base and is %s in the candidate\n", c.workload.c_str(),
+                     c.params_key.c_str(), c.cand_status.c_str());
+      if (cmp.has_regression())
         std::fprintf(stderr, "regression: a primary metric got worse (threshold %.3g, alpha %.3g)\n",
                      copts.threshold, copts.alpha);
-        return 1;
-      }
+      if (fail_on_regression && (cmp.has_regression() || !broken.empty())) return 1;
       return 0;
     }
     if (*db_ls) {

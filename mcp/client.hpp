@@ -55,18 +55,24 @@ struct CallResult {
   nlohmann::json content = nlohmann::json::array();
   bool is_error = false;
   nlohmann::json structured;  ///< structuredContent when present, else null
-  /// Concatenated text of the text content blocks (for excerpts and scoring).
+  /// Concatenated text of the text content blocks, one '\n' between blocks (for excerpts and scoring).
   std::string text() const;
 };
 
 /// Newest first; the client offers the first and accepts any of these the server answers with.
 const std::vector<std::string>& supported_protocol_versions();
 
+class Transport;
+
 class Client {
  public:
   /// Connects (spawning the server for stdio) and runs the initialize handshake.
   /// Throws McpError (e.g. "server 'fs': command 'nope' not found"), TimeoutError, RpcError.
   static std::unique_ptr<Client> connect(const ServerSpec& spec, const ClientOptions& options = {});
+  /// The same over a transport made by the caller (tests, custom transports); `spec` supplies only the name
+  /// and the stderr_log that receives warnings.
+  static std::unique_ptr<Client> connect(std::unique_ptr<Transport> transport, const ServerSpec& spec,
+                                         const ClientOptions& options = {});
   virtual ~Client() = default;
 
   virtual const std::string& protocol_version() const = 0;  ///< negotiated version

@@ -2,6 +2,7 @@
 // The SQLite results store: schema, migrations, writes (one transaction per case) and queries.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,10 +18,12 @@ namespace mlsb::reports {
 /// Any store failure; the message names the database file and what failed.
 struct StoreError : std::runtime_error { using std::runtime_error::runtime_error; };
 
-/// Opens (creating if absent) the store at `path` in WAL mode with a busy timeout, and migrates it to
-/// the current schema. Several processes may write the same file at once.
-/// Throws StoreError when the file is not an SQLite database, is read-only for a writer, or its schema
-/// is newer than this build understands.
+/// Opens (creating if absent) the store at `path` in WAL mode with a 10 s busy timeout, and migrates it
+/// to the current schema (reports/detail/migrations.cpp). Several processes may write the same file at
+/// once. A read-only store never writes: it neither creates, migrates nor changes the journal mode.
+/// Throws StoreError when the file is not an SQLite database, is read-only for a writer (its mode bits
+/// grant no write access, even to root), or its schema is newer than this build understands (for a
+/// read-only store: not exactly the current one).
 class Store {
  public:
   explicit Store(const std::filesystem::path& path, bool read_only = false);
@@ -30,9 +33,12 @@ class Store {
 
   static int schema_version();  ///< the schema this build writes
 
-  /// Inserts a run (status "running"); fills and returns run.id.
+  /// Inserts a run (status as given, "running" by default); fills and returns run.id. An empty uuid is
+  /// replaced by a random (version 4) one and a zero started_at by the current time.
   int64_t begin_run(RunRecord& run);
-  /// Inserts one case with its samples, summaries and items in one transaction; fills and returns c.id.
+  /// Inserts one case with its samples, summaries and items in one transaction (BEGIN IMMEDIATE, so
+  /// concurrent writers queue on the busy timeout); fills and returns c.id. A NaN sample is rejected
+  /// (StoreError, nothing of the case is stored); NaN summary fields read back as NaN.
   int64_t add_case(int64_t run_id, CaseRecord& c);
   /// Sets the run's final status and finish time.
   void finish_run(int64_t run_id, std::string_view status);
@@ -50,8 +56,10 @@ class Store {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  struct Statements;  // prepared statements reused across add_case calls
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  std::unique_ptr<Statements> stmts_;
 };
 
 }  // namespace mlsb::reports

@@ -1,0 +1,39 @@
+#include "mcp/jsonrpc.hpp"
+
+namespace mlsb::mcp::jsonrpc {
+
+using nlohmann::json;
+
+json request(int64_t id, const std::string& method, const json& params) {
+  json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) m["params"] = params;
+  return m;
+}
+
+json notification(const std::string& method, const json& params) {
+  json m = {{"jsonrpc", "2.0"}, {"method", method}};
+  if (!params.is_null()) m["params"] = params;
+  return m;
+}
+
+json result(const json& id, const json& result) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}};
+}
+
+json error(const json& id, int code, const std::string& message) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+Kind classify(const json& m) {
+  if (!m.is_object()) return Kind::invalid;
+  const auto id = m.find("id");
+  const bool has_id = id != m.end() && (id->is_number_integer() || id->is_string() || id->is_null());
+  if (const auto method = m.find("method"); method != m.end()) {
+    if (!method->is_string()) return Kind::invalid;
+    return id == m.end() ? Kind::notification : has_id ? Kind::request : Kind::invalid;
+  }
+  if (has_id && (m.contains("result") || m.contains("error"))) return Kind::response;
+  return Kind::invalid;
+}
+
+}  // namespace mlsb::mcp::jsonrpc

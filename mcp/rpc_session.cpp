@@ -1,0 +1,124 @@
+#include "mcp/rpc_session.hpp"
+
+#include "mcp/client.hpp"
+#include "mcp/jsonrpc.hpp"
+
+namespace mlsb::mcp {
+
+using nlohmann::json;
+
+RpcSession::RpcSession(std::unique_ptr<Transport> transport, WarningSink warn)
+    : transport_(std::move(transport)), warn_(std::move(warn)) {
+  transport_->start([this](json m) { on_message(std::move(m)); },
+                    [this](const std::string& reason) { on_closed(reason); });
+}
+
+RpcSession::~RpcSession() { close(); }
+
+json RpcSession::request(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pending = std::make_shared<Pending>();
+  int64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (ended_) throw McpError(*ended_);
+    id = next_id_++;
+    pending_.emplace(id, pending);
+  }
+  auto forget = [&] {
+    std::lock_guard lock(mu_);
+    pending_.erase(id);
+  };
+  try {
+    transport_->send(jsonrpc::request(id, method, params), timeout);
+  } catch (...) {
+    forget();
+    throw;
+  }
+  std::unique_lock lock(mu_);
+  if (!pending->cv.wait_until(lock, deadline, [&] { return pending->done; })) {
+    pending_.erase(id);
+    throw TimeoutError(prefix() + "request '" + method + "' timed out after " +
+                       std::to_string(timeout.count()) + " ms");
+  }
+  if (pending->ended) throw McpError(*pending->ended + " (while waiting for '" + method + "')");
+  const json& response = pending->response;
+  if (const auto err = response.find("error"); err != response.end()) {
+    const int code = err->is_object() ? err->value("code", jsonrpc::kInternalError) : jsonrpc::kInternalError;
+    const std::string message = err->is_object() ? err->value("message", std::string()) : err->dump();
+    throw RpcError(code, prefix() + "'" + method + "' failed: " + message + " (JSON-RPC error " +
+                             std::to_string(code) + ")",
+                   err->is_object() ? err->value("data", json()) : json());
+  }
+  return response.at("result");
+}
+
+void RpcSession::notify(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard lock(mu_);
+    if (ended_) throw McpError(*ended_);
+  }
+  transport_->send(jsonrpc::notification(method, params), timeout);
+}
+
+void RpcSession::close() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+  }
+  on_closed(prefix() + "connection closed");
+  transport_->close();
+}
+
+void RpcSession::on_message(json message) {
+  if (message.is_array()) {  // a batch
+    for (auto& m : message) on_message(std::move(m));
+    return;
+  }
+  switch (jsonrpc::classify(message)) {
+    case jsonrpc::Kind::response: on_response(message); break;
+    case jsonrpc::Kind::request: on_server_request(message); break;
+    case jsonrpc::Kind::notification: break;  // logging/progress/list_changed: nothing to do for us
+    case jsonrpc::Kind::invalid: warn_("ignoring a message that is not JSON-RPC 2.0: " + message.dump()); break;
+  }
+}
+
+void RpcSession::on_response(const json& message) {
+  const json& id = message["id"];
+  std::lock_guard lock(mu_);
+  const auto it = id.is_number_integer() ? pending_.find(id.get<int64_t>()) : pending_.end();
+  if (it == pending_.end()) {
+    warn_("ignoring a response with unknown id " + id.dump());
+    return;
+  }
+  it->second->response = message;
+  it->second->done = true;
+  it->second->cv.notify_one();
+  pending_.erase(it);
+}
+
+void RpcSession::on_server_request(const json& message) {
+  const std::string& method = message["method"].get_ref<const std::string&>();
+  const json reply = method == "ping"
+                         ? jsonrpc::result(message["id"], json::object())
+                         : jsonrpc::error(message["id"], jsonrpc::kMethodNotFound, "Method not found: " + method);
+  try {
+    transport_->send(reply, std::chrono::seconds(10));
+  } catch (const std::exception& e) {
+    warn_(std::string("cannot answer the server's '") + method + "' request: " + e.what());
+  }
+}
+
+void RpcSession::on_closed(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  if (!ended_) ended_ = reason;
+  for (auto& [id, p] : pending_) {
+    p->ended = *ended_;
+    p->done = true;
+    p->cv.notify_one();
+  }
+  pending_.clear();
+}
+
+}  // namespace mlsb::mcp

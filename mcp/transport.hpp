@@ -1,0 +1,31 @@
+#pragma once
+// The byte-moving half of an MCP connection: delivers whole JSON-RPC messages both ways.
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace mlsb::mcp {
+
+class Transport {
+ public:
+  /// Receives each incoming message (any thread; a JSON array is delivered as one message).
+  using MessageHandler = std::function<void(nlohmann::json)>;
+  /// Called once when the connection ends on its own (server exit, stream end), with a message that names
+  /// the server and what happened.
+  using CloseHandler = std::function<void(const std::string& reason)>;
+
+  virtual ~Transport() = default;
+  /// Connects (spawns, opens streams) and starts delivering. Called once, before send(). Throws McpError.
+  virtual void start(MessageHandler on_message, CloseHandler on_close) = 0;
+  /// Sends one message. A transport whose replies come back on the same exchange (HTTP) may deliver them
+  /// to the MessageHandler before returning. `timeout` bounds that exchange. Throws McpError, TimeoutError.
+  virtual void send(const nlohmann::json& message, std::chrono::milliseconds timeout) = 0;
+  /// Tells the transport the negotiated protocol version (HTTP sends it as MCP-Protocol-Version).
+  virtual void set_protocol_version(const std::string& /*version*/) {}
+  /// Ends the connection; no handler runs after it returns. Idempotent, never throws.
+  virtual void close() noexcept = 0;
+};
+
+}  // namespace mlsb::mcp

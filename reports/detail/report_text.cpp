@@ -1,0 +1,170 @@
+#include "reports/detail/report_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+
+namespace mlsb::reports::detail {
+
+std::string fmt_num(double v, int sig) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  const double a = std::fabs(v);
+  if (a != 0 && (a < 1e-3 || a >= 1e6)) {
+    std::snprintf(buf, sizeof buf, "%.*g", sig, v);
+  } else {
+    const int magnitude = a == 0 ? 0 : static_cast<int>(std::floor(std::log10(a)));
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, sig - 1 - magnitude), v);
+  }
+  return buf;
+}
+
+std::string fmt_interval(double lo, double hi) { return "[" + fmt_num(lo) + ", " + fmt_num(hi) + "]"; }
+
+std::string iso_time(double unix_s) {
+  if (unix_s == 0) return "";
+  const auto t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string fmt_percent(int part, int total) {
+  if (total == 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * part / total);
+  return buf;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string md_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '`': out += "\\`"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n': case '\r': out += ' '; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string case_label(const CaseRecord& c) { return c.params_key.empty() ? "(defaults)" : c.params_key; }
+
+std::string status_text(const CaseRecord& c) { return c.reason.empty() ? c.status : c.status + ": " + c.reason; }
+
+const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric) {
+  for (const auto& s : c.summaries)
+    if (s.metric == metric) return &s;
+  return nullptr;
+}
+
+std::string call_text(const nlohmann::json& call) {
+  if (!call.is_object()) return call.dump();
+  const std::string name = call.value("name", std::string("?"));
+  const auto args = call.find("arguments");
+  return name + "(" + (args == call.end() ? std::string() : args->dump()) + ")";
+}
+
+std::vector<WorkloadGroup> group_by_workload(const RunData& run) {
+  std::vector<WorkloadGroup> groups;
+  std::map<std::string, size_t, std::less<>> index;
+  for (const auto& c : run.cases) {
+    auto [it, added] = index.try_emplace(c.workload, groups.size());
+    if (added) groups.push_back({c.workload, {}, {}});
+    auto& g = groups[it->second];
+    g.cases.push_back(&c);
+    for (const auto& s : c.summaries) {
+      bool seen = false;
+      for (const auto& m : g.metrics) seen = seen || m.first == s.metric;
+      if (!seen) g.metrics.emplace_back(s.metric, s.unit);
+    }
+  }
+  return groups;
+}
+
+std::string status_counts(const WorkloadGroup& g) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const CaseRecord* c : g.cases) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == c->status; });
+    if (it == counts.end()) counts.emplace_back(c->status, 1);
+    else ++it->second;
+  }
+  std::string out = std::to_string(g.cases.size()) + (g.cases.size() == 1 ? " case: " : " cases: ");
+  for (size_t i = 0; i < counts.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(counts[i].second) + " " + counts[i].first;
+  return out;
+}
+
+namespace {
+void flatten_into(const nlohmann::json& j, const std::string& prefix,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten_into(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  if (j.is_array()) {
+    std::string joined;
+    for (const auto& v : j) {
+      if (!v.is_primitive()) {
+        out.emplace_back(prefix, j.dump());
+        return;
+      }
+      joined += (joined.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    out.emplace_back(prefix, joined);
+    return;
+  }
+  out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : j.dump());
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> flatten_env(const nlohmann::json& env) {
+  std::vector<std::pair<std::string, std::string>> out;
+  flatten_into(env, "", out);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> run_fields(const RunRecord& run) {
+  std::string tags;
+  for (const auto& t : run.tags) tags += (tags.empty() ? "" : ", ") + t;
+  std::string duration;
+  if (run.finished_at > 0 && run.started_at > 0) duration = fmt_num(run.finished_at - run.started_at) + " s";
+  return {{"run", run.uuid + " (id " + std::to_string(run.id) + ")"},
+          {"suite", run.suite},
+          {"status", run.status},
+          {"started", iso_time(run.started_at)},
+          {"finished", iso_time(run.finished_at)},
+          {"duration", duration},
+          {"seed", std::to_string(run.seed)},
+          {"tags", tags},
+          {"git", run.git_sha + (run.git_dirty ? " (dirty)" : "")},
+          {"command", run.argv}};
+}
+
+}  // namespace mlsb::reports::detail

@@ -1,0 +1,54 @@
+#pragma once
+// Helpers shared by the renderers: number and time formatting, escaping, grouping cases by workload.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/model.hpp"
+
+namespace mlsb::reports::detail {
+
+/// `v` with `sig` significant digits, plain notation for 1e-3 <= |v| < 1e6, else %g style;
+/// "n/a" for NaN/inf.
+std::string fmt_num(double v, int sig = 4);
+/// "[lo, hi]" with fmt_num.
+std::string fmt_interval(double lo, double hi);
+/// Unix seconds as ISO 8601 UTC ("2026-01-02T03:04:05Z"); "" for 0.
+std::string iso_time(double unix_s);
+/// Share as a percentage with one decimal ("87.5%"); "n/a" when total is 0.
+std::string fmt_percent(int part, int total);
+
+std::string html_escape(std::string_view s);
+/// Escapes a GFM table cell: `|`, `\`, `<`, `>`, `&`, backticks; newlines become spaces.
+std::string md_escape(std::string_view s);
+
+/// The case's canonical params ("(defaults)" when it has none).
+std::string case_label(const CaseRecord& c);
+/// "failed: <reason>" style status text; just the status when there is no reason.
+std::string status_text(const CaseRecord& c);
+/// The summary of `metric`, or nullptr.
+const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric);
+/// A tool call {"name","arguments"} as "name({...})".
+std::string call_text(const nlohmann::json& call);
+
+/// Cases grouped by workload, workloads in order of first appearance, cases in run order.
+struct WorkloadGroup {
+  std::string workload;
+  std::vector<const CaseRecord*> cases;
+  /// (metric, unit) in order of first appearance among the cases' summaries.
+  std::vector<std::pair<std::string, std::string>> metrics;
+};
+std::vector<WorkloadGroup> group_by_workload(const RunData& run);
+/// "3 cases: 1 ok, 1 failed, 1 skipped" (statuses in order of first appearance).
+std::string status_counts(const WorkloadGroup& g);
+
+/// Environment JSON flattened to ("a.b.c", scalar text) rows; arrays of scalars joined by ", ".
+std::vector<std::pair<std::string, std::string>> flatten_env(const nlohmann::json& env);
+
+/// Run metadata as (field, value) rows in display order.
+std::vector<std::pair<std::string, std::string>> run_fields(const RunRecord& run);
+
+}  // namespace mlsb::reports::detail

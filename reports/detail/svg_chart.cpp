@@ -1,0 +1,74 @@
+#include "reports/detail/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/detail/report_text.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+constexpr double kLabelWidth = 280, kPlotWidth = 400, kValueWidth = 120, kRow = 18, kTop = 8, kAxis = 22;
+constexpr size_t kMaxLabel = 42;
+
+std::string px(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string shorten(const std::string& s) {
+  return s.size() <= kMaxLabel ? s : s.substr(0, kMaxLabel - 3) + "...";
+}
+
+}  // namespace
+
+std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars) {
+  double lo = 0, hi = 0;
+  for (const auto& b : bars)
+    for (double v : {b.value, b.lo, b.hi})
+      if (std::isfinite(v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+  if (hi == lo) hi = lo + 1;
+  const auto x = [&](double v) { return kLabelWidth + (v - lo) / (hi - lo) * kPlotWidth; };
+  const double width = kLabelWidth + kPlotWidth + kValueWidth;
+  const double height = kTop + kRow * static_cast<double>(bars.size()) + kAxis;
+  const double zero = x(0), axis_y = kTop + kRow * static_cast<double>(bars.size());
+  std::string out;
+  out.reserve(200 * bars.size() + 600);
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" role=\"img\" width=\"" + px(width) +
+         "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) + " " + px(height) + "\"><title>" +
+         html_escape(title) + "</title>";
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const double y = kTop + kRow * static_cast<double>(i), mid = y + kRow / 2;
+    out += "<g><title>" + html_escape(b.label + ": " + fmt_num(b.value) + " " + unit + ", 95% CI " +
+                                      fmt_interval(b.lo, b.hi)) + "</title>";
+    out += "<text class=\"lbl\" x=\"" + px(kLabelWidth - 6) + "\" y=\"" + px(mid + 4) + "\">" +
+           html_escape(shorten(b.label)) + "</text>";
+    if (std::isfinite(b.value)) {
+      const double a = std::min(zero, x(b.value)), w = std::fabs(x(b.value) - zero);
+      out += "<rect class=\"bar\" x=\"" + px(a) + "\" y=\"" + px(y + 3) + "\" width=\"" + px(w) +
+             "\" height=\"" + px(kRow - 6) + "\"/>";
+      if (std::isfinite(b.lo) && std::isfinite(b.hi)) {
+        const std::string l = px(x(b.lo)), h = px(x(b.hi));
+        out += "<path class=\"err\" d=\"M" + l + " " + px(mid) + "H" + h + "M" + l + " " + px(y + 5) + "V" +
+               px(y + kRow - 5) + "M" + h + " " + px(y + 5) + "V" + px(y + kRow - 5) + "\"/>";
+      }
+      out += "<text class=\"val\" x=\"" + px(kLabelWidth + kPlotWidth + 6) + "\" y=\"" + px(mid + 4) + "\">" +
+             html_escape(fmt_num(b.value)) + "</text>";
+    }
+    out += "</g>";
+  }
+  out += "<path class=\"axis\" d=\"M" + px(kLabelWidth) + " " + px(axis_y) + "H" + px(kLabelWidth + kPlotWidth) +
+         "M" + px(zero) + " " + px(kTop) + "V" + px(axis_y) + "\"/>";
+  out += "<text class=\"tick\" x=\"" + px(kLabelWidth) + "\" y=\"" + px(axis_y + 15) + "\">" + fmt_num(lo) + "</text>";
+  out += "<text class=\"tick end\" x=\"" + px(kLabelWidth + kPlotWidth) + "\" y=\"" + px(axis_y + 15) + "\">" +
+         html_escape(fmt_num(hi) + " " + unit) + "</text></svg>";
+  return out;
+}
+
+}  // namespace mlsb::reports::detail

@@ -1,0 +1,95 @@
+#include "reports/detail/tables.hpp"
+
+namespace mlsb::reports::detail {
+
+Table cases_table(const WorkloadGroup& g) {
+  Table t{{"case", "backend", "comm", "ranks", "status", "primary metric", "median", "95% CI", "n", "rel. stddev",
+           "items"},
+          {}, {}, {false, false, false, true, false, false, true, true, true, true, true}};
+  for (const CaseRecord* c : g.cases) {
+    const SummaryRow* s = c->status == "ok" ? find_summary(*c, c->primary_metric) : nullptr;
+    std::vector<std::string> row{case_label(*c), c->backend, c->comm, std::to_string(c->ranks), status_text(*c),
+                                 c->primary_metric};
+    if (s) {
+      row.insert(row.end(), {fmt_num(s->stats.median) + " " + s->unit, fmt_interval(s->stats.ci_lo, s->stats.ci_hi),
+                             std::to_string(s->stats.n), fmt_num(100 * s->stats.rel_stddev, 3) + "%"});
+    } else {
+      row.insert(row.end(), {"", "", "", ""});
+    }
+    row.push_back(std::to_string(c->items.size()));
+    t.rows.push_back(std::move(row));
+    t.row_class.push_back("st-" + c->status);
+  }
+  return t;
+}
+
+Table metrics_table(const WorkloadGroup& g) {
+  Table t{{"case"}, {}, {}, {false}};
+  for (const auto& [metric, unit] : g.metrics) {
+    t.header.push_back(unit.empty() ? metric : metric + " (" + unit + ")");
+    t.numeric.push_back(true);
+  }
+  for (const CaseRecord* c : g.cases) {
+    if (c->status != "ok") continue;
+    std::vector<std::string> row{case_label(*c)};
+    for (const auto& m : g.metrics) {
+      const SummaryRow* s = find_summary(*c, m.first);
+      row.push_back(s ? fmt_num(s->stats.median) + " " + fmt_interval(s->stats.ci_lo, s->stats.ci_hi) : "");
+    }
+    t.rows.push_back(std::move(row));
+    t.row_class.emplace_back();
+  }
+  return t;
+}
+
+Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all) {
+  Table t{{first_column, "tasks", "AST accuracy", "pass rate", "mean latency (ms)"},
+          {}, {}, {false, true, true, true, true}};
+  const auto add = [&](const TaskGroup& g, const std::string& css) {
+    t.rows.push_back({g.name, std::to_string(g.tasks), fmt_percent(g.ast_ok, g.tasks), fmt_percent(g.passed, g.tasks),
+                      fmt_num(g.latency_ms)});
+    t.row_class.push_back(css);
+  };
+  for (const auto& g : groups) add(g, "");
+  add(all, "total");
+  return t;
+}
+
+Table failing_tasks_table(const std::vector<FailedTask>& failing) {
+  Table t{{"task", "trial", "category", "query", "expected call", "actual call", "reason"},
+          {}, {}, {false, true, false, false, false, false, false}};
+  for (const auto& f : failing) {
+    t.rows.push_back({f.uuid, std::to_string(f.trial), f.category, f.query, f.expected, f.actual, f.reason});
+    t.row_class.push_back("st-failed");
+  }
+  return t;
+}
+
+std::string html_table(const Table& t, const std::string& css_class) {
+  std::string out = "<table class=\"" + css_class + "\"><thead><tr>";
+  for (const auto& h : t.header) out += "<th>" + html_escape(h) + "</th>";
+  out += "</tr></thead><tbody>";
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    out += t.row_class[r].empty() ? "<tr>" : "<tr class=\"" + html_escape(t.row_class[r]) + "\">";
+    for (size_t i = 0; i < t.rows[r].size(); ++i)
+      out += (t.numeric[i] ? "<td class=\"num\">" : "<td>") + html_escape(t.rows[r][i]) + "</td>";
+    out += "</tr>";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string md_table(const Table& t) {
+  std::string out = "|";
+  for (const auto& h : t.header) out += " " + md_escape(h) + " |";
+  out += "\n|";
+  for (bool num : t.numeric) out += num ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (const auto& cell : row) out += " " + md_escape(cell) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace mlsb::reports::detail

@@ -1,0 +1,29 @@
+#pragma once
+// The report tables as plain-text cells, built once and written as HTML or Markdown.
+#include <string>
+#include <vector>
+
+#include "reports/detail/report_text.hpp"
+#include "reports/detail/toolbench_items.hpp"
+
+namespace mlsb::reports::detail {
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row_class;  ///< per row, for HTML styling ("" when none)
+  std::vector<bool> numeric;           ///< per column: right-aligned
+};
+
+/// One row per case: params, placement, status (with reason), primary metric median, CI, n, noise, items.
+Table cases_table(const WorkloadGroup& g);
+/// One row per case, one column per metric: "median [ci_lo, ci_hi]" of ok cases.
+Table metrics_table(const WorkloadGroup& g);
+/// Toolbench task tables: per category, per expected tool, and the failing tasks.
+Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all);
+Table failing_tasks_table(const std::vector<FailedTask>& failing);
+
+std::string html_table(const Table& t, const std::string& css_class);
+std::string md_table(const Table& t);
+
+}  // namespace mlsb::reports::detail

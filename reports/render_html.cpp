@@ -1,0 +1,96 @@
+// The HTML report: one self-contained file (inline CSS and SVG, no scripts; a Content-Security-Policy
+// forbids any network fetch), readable offline.
+#include <cmath>
+
+#include "reports/detail/renderers.hpp"
+#include "reports/detail/svg_chart.hpp"
+#include "reports/detail/tables.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d0d7de}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+table.meta th{width:9em}tr.total td{font-weight:600}
+tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
+figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
+svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
+svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
+code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
+)css";
+
+void meta_table(std::string& out, const std::vector<std::pair<std::string, std::string>>& rows) {
+  out += "<table class=\"meta\"><tbody>";
+  for (const auto& [k, v] : rows) out += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>";
+  out += "</tbody></table>\n";
+}
+
+void charts(std::string& out, const WorkloadGroup& g) {
+  for (const auto& [metric, unit] : g.metrics) {
+    std::vector<Bar> bars;
+    Better better = Better::Lower;
+    for (const CaseRecord* c : g.cases) {
+      const SummaryRow* s = c->status == "ok" ? find_summary(*c, metric) : nullptr;
+      if (!s) continue;
+      better = s->better;
+      bars.push_back({case_label(*c), s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
+    }
+    if (bars.empty()) continue;
+    const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + ", " +
+                                std::string(to_string(better)) + " is better: median per case, 95% CI";
+    out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
+           bar_chart_svg(g.workload + " " + metric, unit, bars) + "</figure>\n";
+  }
+}
+
+void task_tables(std::string& out, const CaseRecord& c) {
+  const auto tasks = summarize_tasks(c);
+  if (!tasks) return;
+  out += "<h3>Tasks: " + html_escape(case_label(c)) + "</h3>\n";
+  out += html_table(task_group_table("category", tasks->by_category, tasks->all), "tasks");
+  out += html_table(task_group_table("expected tool", tasks->by_tool, tasks->all), "tasks");
+  out += "<p>" + std::to_string(tasks->failing.size()) + " failing task trials";
+  if (tasks->other_items) out += "; " + std::to_string(tasks->other_items) + " other items";
+  out += "</p>\n";
+  if (!tasks->failing.empty()) out += html_table(failing_tasks_table(tasks->failing), "failing");
+}
+
+}  // namespace
+
+std::string render_html(const RunData& data) {
+  const RunRecord& run = data.run;
+  const auto groups = group_by_workload(data);
+  std::string out;
+  out.reserve(4096 + 2048 * data.cases.size());
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+         "<meta name=\"generator\" content=\"mlsysbench " MLSB_VERSION "\"><title>";
+  out += html_escape("mlsysbench report: " + (run.suite.empty() ? run.uuid : run.suite + " " + run.uuid));
+  out += "</title><style>";
+  out += kStyle;
+  out += "</style></head><body>\n<header><h1>mlsysbench report</h1>\n";
+  meta_table(out, run_fields(run));
+  out += "<details><summary>Environment</summary>\n";
+  meta_table(out, flatten_env(run.env));
+  out += "</details></header>\n<nav>";
+  for (size_t i = 0; i < groups.size(); ++i)
+    out += "<a href=\"#w" + std::to_string(i) + "\">" + html_escape(groups[i].workload) + "</a>";
+  out += "</nav>\n";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& g = groups[i];
+    out += "<section id=\"w" + std::to_string(i) + "\"><h2>" + html_escape(g.workload) + "</h2>\n";
+    out += "<p>" + html_escape(status_counts(g)) + "</p>\n" + html_table(cases_table(g), "cases");
+    charts(out, g);
+    for (const CaseRecord* c : g.cases) task_tables(out, *c);
+    out += "</section>\n";
+  }
+  if (groups.empty()) out += "<p>This run has no cases.</p>\n";
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace mlsb::reports::detail

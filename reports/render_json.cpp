@@ -1,0 +1,76 @@
+// The JSON report: schema "mlsysbench.report/1", documented in reports/REPORT_SCHEMA.md.
+#include <cmath>
+
+#include "reports/detail/renderers.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity: they become null.
+ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+ojson summary_json(const SummaryRow& r) {
+  const auto& s = r.stats;
+  return {{"unit", r.unit},       {"better", to_string(r.better)}, {"n", s.n},
+          {"min", number(s.min)}, {"median", number(s.median)},   {"mean", number(s.mean)},
+          {"stddev", number(s.stddev)}, {"rel_stddev", number(s.rel_stddev)}, {"p05", number(s.p05)},
+          {"p95", number(s.p95)}, {"max", number(s.max)},         {"ci_lo", number(s.ci_lo)},
+          {"ci_hi", number(s.ci_hi)}};
+}
+
+ojson case_json(const CaseRecord& c) {
+  ojson summaries = ojson::object();
+  for (const auto& r : c.summaries) summaries[r.metric] = summary_json(r);
+  ojson samples = ojson::object();
+  for (const auto& [metric, values] : c.samples) {
+    ojson list = ojson::array();
+    for (double v : values) list.push_back(number(v));
+    samples[metric] = std::move(list);
+  }
+  ojson items = ojson::array();
+  for (const auto& [key, item] : c.items) items.push_back({{"key", key}, {"data", ojson::parse(item.dump())}});
+  return {{"id", c.id},
+          {"workload", c.workload},
+          {"params", ojson::parse(c.params.dump())},
+          {"params_key", c.params_key},
+          {"backend", c.backend},
+          {"comm", c.comm},
+          {"ranks", c.ranks},
+          {"status", c.status},
+          {"reason", c.reason},
+          {"primary_metric", c.primary_metric},
+          {"started_at", c.started_at},
+          {"finished_at", c.finished_at},
+          {"summaries", std::move(summaries)},
+          {"samples", std::move(samples)},
+          {"items", std::move(items)}};
+}
+
+}  // namespace
+
+std::string render_json(const RunData& data) {
+  const RunRecord& r = data.run;
+  ojson cases = ojson::array();
+  for (const auto& c : data.cases) cases.push_back(case_json(c));
+  const ojson report = {
+      {"schema", "mlsysbench.report/1"},
+      {"generator", {{"name", "mlsysbench"}, {"version", MLSB_VERSION}}},
+      {"run",
+       {{"id", r.id},
+        {"uuid", r.uuid},
+        {"suite", r.suite},
+        {"status", r.status},
+        {"started_at", r.started_at},
+        {"finished_at", r.finished_at},
+        {"argv", r.argv},
+        {"seed", r.seed},
+        {"tags", r.tags},
+        {"git", {{"sha", r.git_sha}, {"dirty", r.git_dirty}}}}},
+      {"env", ojson::parse(r.env.dump())},
+      {"cases", std::move(cases)}};
+  return report.dump(2) + "\n";
+}
+
+}  // namespace mlsb::reports::detail

@@ -1,0 +1,335 @@
+#include "reports/store.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "reports/detail/migrations.hpp"
+#include "reports/detail/sqlite.hpp"
+
+namespace mlsb::reports {
+
+using detail::Stmt;
+using detail::Transaction;
+
+struct Store::Statements {
+  explicit Statements(sqlite3* db)
+      : insert_case(db,
+                    "INSERT INTO cases (run_id, workload, params_json, params_key, backend, comm, ranks, status, "
+                    "reason, primary_metric, started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
+        insert_sample(db, "INSERT INTO samples (case_id, idx, metric, value) VALUES (?,?,?,?)"),
+        insert_summary(db,
+                       "INSERT INTO summaries (case_id, metric, unit, better, n, min, median, mean, stddev, "
+                       "rel_stddev, p05, p95, max, ci_lo, ci_hi) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        insert_item(db, "INSERT INTO items (case_id, key, json) VALUES (?,?,?)") {}
+  Stmt insert_case, insert_sample, insert_summary, insert_item;
+};
+
+namespace {
+
+double now_unix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string random_uuid() {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  const uint64_t hi = (rng() & ~0xF000ULL) | 0x4000ULL;                       // version 4
+  const uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(hi >> 32),
+                (unsigned long long)((hi >> 16) & 0xFFFF), (unsigned long long)(hi & 0xFFFF),
+                (unsigned long long)(lo >> 48), (unsigned long long)(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+// A file whose permission bits grant nobody write access is read-only even for root, who would
+// otherwise bypass the mode and silently write to a file the user protected.
+void require_writable(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // absent: SQLite creates it (or reports why it cannot)
+  if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+    throw StoreError(path.string() + " is read-only; cannot open it for writing (use a writable copy or --db)");
+}
+
+RunRecord read_run(const Stmt& s) {
+  RunRecord r;
+  r.id = s.col_int(0);
+  r.uuid = s.col_text(1);
+  r.suite = s.col_text(2);
+  r.started_at = s.col_double(3);
+  r.finished_at = s.col_double(4);
+  r.status = s.col_text(5);
+  r.argv = s.col_text(6);
+  r.seed = static_cast<uint64_t>(s.col_int(7));
+  r.tags = nlohmann::json::parse(s.col_text(8)).get<std::vector<std::string>>();
+  r.git_sha = s.col_text(9);
+  r.git_dirty = s.col_int(10) != 0;
+  r.env = nlohmann::json::parse(s.col_text(11));
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "SELECT id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json "
+    "FROM runs ";
+
+std::optional<int64_t> first_id(Stmt& s) {
+  if (!s.step()) return std::nullopt;
+  return s.col_int(0);
+}
+
+// Switching to WAL needs an exclusive lock, and SQLite may answer SQLITE_BUSY without calling the busy
+// handler while another connection opens the same new file: retry for up to the busy timeout.
+void enable_wal(sqlite3* db, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int delay_ms = 1;; delay_ms = std::min(delay_ms * 2, 50)) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt, nullptr);
+    std::string mode;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      mode = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_OK && mode == "wal") return;
+    const bool busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_OK;
+    if (!busy || std::chrono::steady_clock::now() > deadline) {
+      if (rc == SQLITE_OK) throw StoreError(std::string(sqlite3_db_filename(db, "main")) + ": cannot enable WAL mode");
+      detail::throw_sqlite(db, "PRAGMA journal_mode = WAL");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  }
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+}  // namespace
+
+Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
+  if (!read_only) require_writable(path_);
+  const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close_v2(db_);
+    throw StoreError(path_.string() + ": cannot open: " + msg);
+  }
+  try {
+    constexpr std::chrono::milliseconds kBusyTimeout{10'000};
+    sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
+    if (!read_only && sqlite3_db_readonly(db_, "main") == 1)
+      throw StoreError(path_.string() + " is read-only; cannot open it for writing");
+    detail::exec(db_, "PRAGMA foreign_keys = ON");
+    if (read_only) {
+      const int version = detail::current_schema_version(db_);
+      detail::check_not_newer(db_, version);
+      if (version < schema_version())
+        throw StoreError(path_.string() + ": schema version " + std::to_string(version) + " is older than " +
+                         std::to_string(schema_version()) + "; open it once for writing to migrate");
+    } else {
+      enable_wal(db_, kBusyTimeout);
+      detail::exec(db_, "PRAGMA synchronous = NORMAL");  // durable against process crashes in WAL mode
+      detail::migrate(db_);
+      stmts_ = std::make_unique<Statements>(db_);
+    }
+  } catch (...) {
+    stmts_.reset();
+    sqlite3_close_v2(db_);
+    throw;
+  }
+}
+
+Store::~Store() {
+  stmts_.reset();
+  sqlite3_close_v2(db_);
+}
+
+int Store::schema_version() { return detail::latest_schema_version(); }
+
+int64_t Store::begin_run(RunRecord& run) {
+  if (run.uuid.empty()) run.uuid = random_uuid();
+  if (run.started_at == 0) run.started_at = now_unix();
+  Stmt s(db_,
+         "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
+         "env_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
+  s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, nlohmann::json(run.tags).dump());
+  s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, run.env.dump());
+  s.run();
+  run.id = sqlite3_last_insert_rowid(db_);
+  return run.id;
+}
+
+int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
+  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
+  Transaction tx(db_, /*immediate=*/true);
+  auto& ic = stmts_->insert_case;
+  ic.bind(1, run_id).bind(2, c.workload).bind(3, c.params.dump()).bind(4, c.params_key).bind(5, c.backend);
+  ic.bind(6, c.comm).bind(7, int64_t{c.ranks}).bind(8, c.status).bind(9, c.reason).bind(10, c.primary_metric);
+  ic.bind(11, c.started_at).bind(12, c.finished_at);
+  ic.run();
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  auto& is = stmts_->insert_sample;
+  for (const auto& [metric, values] : c.samples)
+    for (size_t i = 0; i < values.size(); ++i) is.bind(1, id).bind(2, int64_t(i)).bind(3, metric).bind(4, values[i]).run();
+  auto& iz = stmts_->insert_summary;
+  for (const auto& r : c.summaries) {
+    const auto& st = r.stats;
+    iz.bind(1, id).bind(2, r.metric).bind(3, r.unit).bind(4, to_string(r.better)).bind(5, st.n).bind(6, st.min);
+    iz.bind(7, st.median).bind(8, st.mean).bind(9, st.stddev).bind(10, st.rel_stddev).bind(11, st.p05);
+    iz.bind(12, st.p95).bind(13, st.max).bind(14, st.ci_lo).bind(15, st.ci_hi);
+    iz.run();
+  }
+  auto& ii = stmts_->insert_item;
+  for (const auto& [key, item] : c.items) ii.bind(1, id).bind(2, key).bind(3, item.dump()).run();
+  tx.commit();
+  c.id = id;
+  return id;
+}
+
+void Store::finish_run(int64_t run_id, std::string_view status) {
+  Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+  s.bind(1, status).bind(2, now_unix()).bind(3, run_id).run();
+  if (sqlite3_changes(db_) == 0) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
+}
+
+std::optional<int64_t> Store::resolve_run(std::string_view ref) {
+  if (all_digits(ref)) {
+    Stmt s(db_, "SELECT id FROM runs WHERE id = ?");
+    if (auto id = first_id(s.bind(1, int64_t{std::stoll(std::string(ref))}))) return id;
+  }
+  if (ref == "latest" || ref.starts_with("latest~")) {
+    const auto back = ref.substr(std::string_view("latest").size());
+    const std::string_view n = back.empty() ? "0" : back.substr(1);
+    if (all_digits(n)) {
+      Stmt s(db_, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?");
+      return first_id(s.bind(1, int64_t{std::stoll(std::string(n))}));
+    }
+  }
+  {
+    Stmt s(db_, "SELECT id FROM runs WHERE uuid = ?");
+    if (auto id = first_id(s.bind(1, ref))) return id;
+  }
+  {
+    Stmt s(db_, "SELECT r.id FROM runs r, json_each(r.tags) t WHERE t.value = ? ORDER BY r.id DESC LIMIT 1");
+    if (auto id = first_id(s.bind(1, ref))) return id;
+  }
+  if (ref.empty()) return std::nullopt;
+  Stmt s(db_, "SELECT id FROM runs WHERE substr(uuid, 1, length(?1)) = ?1 LIMIT 2");
+  s.bind(1, ref);
+  const auto id = first_id(s);
+  if (id && s.step()) return std::nullopt;  // ambiguous prefix
+  return id;
+}
+
+std::vector<RunRecord> Store::list_runs(int limit) {
+  Stmt s(db_, std::string(kRunColumns) + "ORDER BY id DESC LIMIT ?");
+  s.bind(1, int64_t{limit > 0 ? limit : -1});
+  std::vector<RunRecord> runs;
+  while (s.step()) runs.push_back(read_run(s));
+  return runs;
+}
+
+RunData Store::load_run(int64_t run_id) {
+  RunData data;
+  Transaction tx(db_, /*immediate=*/false);  // one consistent snapshot across the queries
+  {
+    Stmt s(db_, std::string(kRunColumns) + "WHERE id = ?");
+    if (!s.bind(1, run_id).step()) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
+    data.run = read_run(s);
+  }
+  std::unordered_map<int64_t, size_t> index;
+  {
+    Stmt s(db_,
+           "SELECT id, workload, params_json, params_key, backend, comm, ranks, status, reason, primary_metric, "
+           "started_at, finished_at FROM cases WHERE run_id = ? ORDER BY id");
+    s.bind(1, run_id);
+    while (s.step()) {
+      CaseRecord c;
+      c.id = s.col_int(0);
+      c.workload = s.col_text(1);
+      c.params = nlohmann::json::parse(s.col_text(2));
+      c.params_key = s.col_text(3);
+      c.backend = s.col_text(4);
+      c.comm = s.col_text(5);
+      c.ranks = static_cast<int>(s.col_int(6));
+      c.status = s.col_text(7);
+      c.reason = s.col_text(8);
+      c.primary_metric = s.col_text(9);
+      c.started_at = s.col_double(10);
+      c.finished_at = s.col_double(11);
+      index.emplace(c.id, data.cases.size());
+      data.cases.push_back(std::move(c));
+    }
+  }
+  {
+    Stmt s(db_,
+           "SELECT s.case_id, s.metric, s.value FROM samples s JOIN cases c ON c.id = s.case_id "
+           "WHERE c.run_id = ? ORDER BY s.case_id, s.metric, s.idx");
+    s.bind(1, run_id);
+    std::vector<double>* values = nullptr;
+    int64_t last_case = -1;
+    std::string last_metric;
+    while (s.step()) {
+      const int64_t case_id = s.col_int(0);
+      std::string metric = s.col_text(1);
+      if (case_id != last_case || metric != last_metric) {
+        values = &data.cases[index.at(case_id)].samples[metric];
+        last_case = case_id;
+        last_metric = std::move(metric);
+      }
+      values->push_back(s.col_double(2));
+    }
+  }
+  {
+    Stmt s(db_,
+           "SELECT s.case_id, s.metric, s.unit, s.better, s.n, s.min, s.median, s.mean, s.stddev, s.rel_stddev, "
+           "s.p05, s.p95, s.max, s.ci_lo, s.ci_hi FROM summaries s JOIN cases c ON c.id = s.case_id "
+           "WHERE c.run_id = ? ORDER BY s.case_id, s.rowid");
+    s.bind(1, run_id);
+    while (s.step()) {
+      SummaryRow r;
+      r.metric = s.col_text(1);
+      r.unit = s.col_text(2);
+      r.better = parse_better(s.col_text(3));
+      auto& st = r.stats;
+      st.n = s.col_int(4);
+      st.min = s.col_double(5);
+      st.median = s.col_double(6);
+      st.mean = s.col_double(7);
+      st.stddev = s.col_double(8);
+      st.rel_stddev = s.col_double(9);
+      st.p05 = s.col_double(10);
+      st.p95 = s.col_double(11);
+      st.max = s.col_double(12);
+      st.ci_lo = s.col_double(13);
+      st.ci_hi = s.col_double(14);
+      data.cases[index.at(s.col_int(0))].summaries.push_back(std::move(r));
+    }
+  }
+  {
+    Stmt s(db_,
+           "SELECT i.case_id, i.key, i.json FROM items i JOIN cases c ON c.id = i.case_id "
+           "WHERE c.run_id = ? ORDER BY i.id");
+    s.bind(1, run_id);
+    while (s.step())
+      data.cases[index.at(s.col_int(0))].items.emplace_back(s.col_text(1), nlohmann::json::parse(s.col_text(2)));
+  }
+  tx.commit();
+  return data;
+}
+
+bool Store::delete_run(int64_t run_id) {
+  Stmt s(db_, "DELETE FROM runs WHERE id = ?");
+  s.bind(1, run_id).run();
+  return sqlite3_changes(db_) > 0;
+}
+
+}  // namespace mlsb::reports

@@ -1,0 +1,206 @@
+// The mlsysbench CLI end to end: a real binary, real SQLite files, real MCP servers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/store.hpp"
+#include "support/test_support.hpp"
+
+namespace mlsb {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+test::CommandResult cli(const std::string& args) {
+  return test::run_shell(quote(test::binary()) + " " + args);
+}
+
+fs::path authored_dataset() { return test::source_dir() / "datasets" / "toolbench" / "tasks.json"; }
+
+void skip_without_servers() {
+  if (!fs::exists(test::npm_bin_dir() / "mcp-server-filesystem"))
+    GTEST_SKIP() << "npm MCP servers not installed (run scripts/setup-deps)";
+}
+
+TEST(CliList, ShowsWorkloadsAxesMetricsAndSuites) {
+  const auto r = cli("list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("toolbench"), HasSubstr("dataset"), HasSubstr("pass_at_1"),
+                           HasSubstr("higher is better"), HasSubstr("smoke"), HasSubstr("toolbench-fs")));
+  const auto j = cli("list --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto catalog = nlohmann::json::parse(j.out);
+  bool found = false;
+  for (const auto& w : catalog["workloads"])
+    if (w["name"] == "toolbench") {
+      found = true;
+      EXPECT_EQ(w["primary_metric"], "pass_at_1");
+      EXPECT_FALSE(w["axes"].empty());
+      for (const auto& m : w["metrics"]) EXPECT_FALSE(m["unit"].get<std::string>().empty()) << m.dump();
+    }
+  EXPECT_TRUE(found);
+  for (const auto& s : catalog["suites"]) EXPECT_FALSE(s.contains("error")) << s.dump();
+}
+
+TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
+  test::TempDir dir;
+  const std::string db = "--db " + quote(dir / "x.db") + " ";
+  struct Case {
+    std::string args, expected;
+  };
+  test::write_file(dir / "bad.json", "{\"cases\": [ {\"workload\": ");
+  const std::vector<Case> cases = {
+      {"run nosuch", "'nosuch' is neither a workload (toolbench"},
+      {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
+      {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
+      {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
+      {"run toolbench -p trials", "expected axis=value"},
+      {"run " + quote(dir / "bad.json"), "bad.json: invalid JSON"},
+      {"run " + quote(dir / "missing.json"), "missing.json: cannot open"},
+      {"run toolbench --filter nomatch", "no case matches --filter"},
+  };
+  for (const auto& c : cases) {
+    const auto r = cli(db + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.args;
+  }
+  EXPECT_FALSE(fs::exists(dir / "x.db"));
+  const auto usage = cli("run");
+  EXPECT_NE(usage.exit_code, 0);
+  EXPECT_THAT(usage.err + usage.out, HasSubstr("target"));
+}
+
+TEST(CliRun, DryRunPrintsTheCases) {
+  const auto r = cli("run toolbench -p trials=1,2 --repetitions 3 --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("toolbench/"), HasSubstr("trials=1"), HasSubstr("trials=2"),
+                           HasSubstr("samples 3..3"), HasSubstr("2 case(s)")));
+}
+
+TEST(CliStore, NotSqliteFileIsReportedAndLeftIntact) {
+  test::TempDir dir;
+  const std::string garbage = "this is not a database, it is a text file\n";
+  test::write_file(dir / "notes.db", garbage);
+  for (const std::string args : {"run smoke", "report latest --format json", "db ls"}) {
+    const auto r = cli("--db " + quote(dir / "notes.db") + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, AllOf(HasSubstr("notes.db"), HasSubstr("not an SQLite database"))) << args;
+  }
+  EXPECT_EQ(test::read_file(dir / "notes.db"), garbage);
+  const auto missing = cli("--db " + quote(dir / "none.db") + " report latest");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("none.db"));
+}
+
+TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
+  skip_without_servers();
+  test::TempDir dir;
+  const std::string db = "--db " + quote(dir / "r.db") + " ";
+  for (const std::string tag : {"base", "cand"}) {
+    const auto r = cli(db + "run smoke --tag " + tag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, AllOf(HasSubstr("[1/1] toolbench/"), HasSubstr("ok"), HasSubstr("pass_at_1")));
+  }
+  for (const std::string fmt : {"html", "json", "md", "gbench"}) {
+    const auto r = cli(db + "report cand --format " + fmt + " -o " + quote(dir / ("r." + fmt)));
+    ASSERT_EQ(r.exit_code, 0) << fmt << r.err;
+    EXPECT_GT(fs::file_size(dir / ("r." + fmt)), 200u) << fmt;
+  }
+  const auto report = nlohmann::json::parse(test::read_file(dir / "r.json"));
+  EXPECT_EQ(report["schema"], "mlsysbench.report/1");
+  EXPECT_THAT(test::read_file(dir / "r.html"), HasSubstr("<svg"));
+  const auto aa = cli(db + "compare base cand --fail-on-regression");
+  EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
+  EXPECT_THAT(aa.out, AllOf(HasSubstr("pass_at_1"), HasSubstr("same")));
+  const auto ls = cli(db + "db ls");
+  EXPECT_THAT(ls.out, AllOf(HasSubstr("smoke"), HasSubstr("base"), HasSubstr("cand")));
+  const auto show = cli(db + "db show base");
+  EXPECT_THAT(show.out, AllOf(HasSubstr("[ok] toolbench/"), HasSubstr("cpu_model")));
+  EXPECT_EQ(cli(db + "db rm base").exit_code, 0);
+  EXPECT_THAT(cli(db + "db ls").out, ::testing::Not(HasSubstr("base")));
+  const auto gone = cli(db + "report base");
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_THAT(gone.err, HasSubstr("no run matches 'base'"));
+}
+
+TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
+  skip_without_servers();
+  test::TempDir dir;
+  const fs::path db = dir / "r.db";
+  const std::string bin = test::binary().string(), dataset = "dataset=" + authored_dataset().string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p",
+          "trials=1,2,3", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the first case is committed, then press Ctrl-C.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  size_t committed = 0;
+  while (std::chrono::steady_clock::now() < deadline && committed == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!fs::exists(db)) continue;
+    try {
+      reports::Store store(db, true);
+      if (auto id = store.resolve_run("latest")) committed = store.load_run(*id).cases.size();
+    } catch (const std::exception&) {
+    }
+  }
+  ASSERT_GT(committed, 0u) << "no case finished in time";
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  reports::Store store(db, true);
+  const auto run = store.load_run(*store.resolve_run("latest"));
+  EXPECT_EQ(run.run.status, "interrupted");
+  ASSERT_GE(run.cases.size(), 1u);
+  EXPECT_LT(run.cases.size(), 3u + 1);
+  EXPECT_EQ(run.cases[0].status, "ok");
+  EXPECT_FALSE(run.cases[0].items.empty());
+}
+
+TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
+  skip_without_servers();
+  const fs::path dataset = test::shared_dir() / "mcptoolbench/data/file_system/filesystem_0723_single.json";
+  if (!fs::exists(dataset)) GTEST_SKIP() << "no " << dataset;
+  test::TempDir dir;
+  const std::string db = "--db " + quote(dir / "r.db") + " ";
+  const auto r = cli(db + "run toolbench -p dataset=" + quote(dataset) + " -p agent=oracle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  reports::Store store(dir / "r.db", true);
+  const auto run = store.load_run(*store.resolve_run("latest"));
+  ASSERT_EQ(run.cases.size(), 1u);
+  const auto& c = run.cases[0];
+  EXPECT_EQ(c.status, "ok") << c.reason;
+  EXPECT_EQ(c.items.size(), 241u);
+  int failing = 0;
+  for (const auto& [key, item] : c.items)
+    if (!item.value("pass", false)) {
+      ++failing;
+      EXPECT_FALSE(item.value("reason", "").empty()) << key;
+    }
+  EXPECT_GT(failing, 0);  // some labels disagree with the fixture
+  EXPECT_LT(failing, 241);
+  const auto html = cli(db + "report latest --format html -o " + quote(dir / "r.html"));
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_THAT(test::read_file(dir / "r.html"), HasSubstr("filesystem"));
+}
+
+}  // namespace
+}  // namespace mlsb

@@ -1,0 +1,4 @@
+// Answers initialize, then ignores every tools/call.
+import { initialize, serve } from "./lib.mjs";
+
+serve({ initialize, "tools/call": () => {} });

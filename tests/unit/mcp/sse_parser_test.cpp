@@ -1,0 +1,72 @@
+#include "mcp/sse_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace mlsb::mcp {
+namespace {
+
+std::vector<SseEvent> parse_in_chunks(const std::string& stream, size_t chunk) {
+  std::vector<SseEvent> events;
+  SseParser parser([&](const SseEvent& e) { events.push_back(e); });
+  for (size_t i = 0; i < stream.size(); i += chunk) parser.feed(std::string_view(stream).substr(i, chunk));
+  return events;
+}
+
+const std::string kStream =
+    ": a comment line\r\n"
+    "event: endpoint\r\n"
+    "data: /messages?sessionId=42\r\n"
+    "\r\n"
+    "id: 7\n"
+    "data: {\"a\":\n"
+    "data:1}\n"
+    "\n"
+    "retry: 100\r"
+    "data\r"
+    "\r"
+    "event: empty\n"
+    "\n"
+    "data: tail without blank line";
+
+TEST(McpSseParser, ParsesFieldsWhateverTheChunking) {
+  for (size_t chunk = 1; chunk <= kStream.size(); ++chunk) {
+    SCOPED_TRACE("chunk size " + std::to_string(chunk));
+    const auto events = parse_in_chunks(kStream, chunk);
+    ASSERT_EQ(events.size(), 3u);
+    EXPECT_EQ(events[0].event, "endpoint");
+    EXPECT_EQ(events[0].data, "/messages?sessionId=42");
+    EXPECT_EQ(events[0].id, "");
+    EXPECT_EQ(events[1].event, "message");
+    EXPECT_EQ(events[1].data, "{\"a\":\n1}");  // multi-line data joined by LF; no space after "data:" kept
+    EXPECT_EQ(events[1].id, "7");
+    EXPECT_EQ(events[2].data, "");   // a bare "data" field is an empty data line: still dispatched
+    EXPECT_EQ(events[2].id, "7");    // the last event id persists
+  }
+}
+
+TEST(McpSseParser, CrLfSplitAcrossChunksIsOneLineEnd) {
+  std::vector<SseEvent> events;
+  SseParser parser([&](const SseEvent& e) { events.push_back(e); });
+  parser.feed("data: x\r");
+  parser.feed("\n\r");
+  parser.feed("\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "x");
+}
+
+TEST(McpSseParser, EventWithoutDataIsNotDispatched) {
+  const auto events = parse_in_chunks("event: ping\n\n: keepalive\n\n", 4);
+  EXPECT_TRUE(events.empty());
+}
+
+TEST(McpSseParser, OnlyOneLeadingSpaceIsStripped) {
+  const auto events = parse_in_chunks("data:   padded\nevent:custom\n\n", 3);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "  padded");
+  EXPECT_EQ(events[0].event, "custom");
+}
+
+}  // namespace
+}  // namespace mlsb::mcp

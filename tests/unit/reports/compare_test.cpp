@@ -1,0 +1,144 @@
+// Run comparison: verdicts (A/A, slower, noisy, few samples), unmatched cases, and the renderings.
+#include <gtest/gtest.h>
+
+#include "reports/compare.hpp"
+#include "unit/reports/fixtures.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+using test::make_case;
+
+RunData one_case_run(const std::string& uuid, std::vector<double> time_ms, std::vector<double> bw = {}) {
+  RunData d;
+  d.run.uuid = uuid;
+  std::map<std::string, std::vector<double>> samples{{"time_ms", std::move(time_ms)}};
+  if (!bw.empty()) samples["bw"] = std::move(bw);
+  d.cases.push_back(make_case("moe_train", {{"experts", 8}}, samples));
+  return d;
+}
+
+const MetricComparison& metric(const Comparison& c, const std::string& name) {
+  for (const auto& m : c.metrics)
+    if (m.metric == name) return m;
+  throw std::runtime_error("no metric " + name);
+}
+
+TEST(CompareTest, IdenticalRunsAreTheSameEverywhereWithoutRegression) {
+  const RunData run = test::fixture_run();
+  const Comparison c = compare_runs(run, run);
+  ASSERT_FALSE(c.metrics.empty());
+  for (const auto& m : c.metrics) {
+    EXPECT_EQ(m.verdict, Verdict::Same) << m.workload << " " << m.metric;
+    EXPECT_EQ(m.ratio, 1.0);
+  }
+  EXPECT_FALSE(c.has_regression());
+  EXPECT_FALSE(c.has_regression(/*primary_only=*/false));
+  EXPECT_TRUE(c.only_base.empty());
+  EXPECT_TRUE(c.only_cand.empty());
+  EXPECT_EQ(c.not_compared.size(), 2u);  // the failed and the skipped case
+}
+
+TEST(CompareTest, IdenticalSingleSamplesAreTheSame) {
+  const RunData run = one_case_run("a", {5.0});
+  const Comparison c = compare_runs(run, run);
+  EXPECT_EQ(metric(c, "time_ms").verdict, Verdict::Same);
+  EXPECT_FALSE(c.has_regression());
+}
+
+TEST(CompareTest, AClearlySlowerCandidateIsWorseAndARegression) {
+  const RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3, 10.1}, {100, 101, 99, 100, 102, 98, 100, 101});
+  const RunData cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0, 11.8, 12.3, 12.1}, {120, 121, 119, 120, 122, 118, 120, 121});
+  const Comparison c = compare_runs(base, cand);
+  const auto& t = metric(c, "time_ms");
+  EXPECT_EQ(t.verdict, Verdict::Worse);
+  EXPECT_TRUE(t.primary);
+  EXPECT_NEAR(t.ratio, 1.2, 0.02);
+  EXPECT_LT(t.ci_lo, t.ratio);
+  EXPECT_GT(t.ci_hi, t.ratio);
+  EXPECT_LT(t.p_value, 0.01);
+  EXPECT_EQ(metric(c, "bw").verdict, Verdict::Better);  // higher is better for GB/s
+  EXPECT_TRUE(c.has_regression());
+  // The same change the other way round is an improvement, not a regression.
+  const Comparison back = compare_runs(cand, base);
+  EXPECT_EQ(metric(back, "time_ms").verdict, Verdict::Better);
+  EXPECT_EQ(metric(back, "bw").verdict, Verdict::Worse);
+  EXPECT_FALSE(back.has_regression());
+  EXPECT_TRUE(back.has_regression(/*primary_only=*/false));
+}
+
+TEST(CompareTest, AShiftBuriedInNoiseIsNoisy) {
+  const RunData base = one_case_run("a", {10, 14, 7, 12, 9, 16, 8, 11});
+  const RunData cand = one_case_run("b", {11, 16, 8, 13, 10, 18, 9, 12});
+  const auto& t = metric(compare_runs(base, cand), "time_ms");
+  EXPECT_GT(std::fabs(t.ratio - 1), 0.05);
+  EXPECT_GE(t.p_value, 0.05);
+  EXPECT_EQ(t.verdict, Verdict::Noisy);
+}
+
+TEST(CompareTest, ASmallChangeWithinTheThresholdIsTheSame) {
+  const RunData base = one_case_run("a", {10, 10.1, 10.0, 10.05, 9.95});
+  const RunData cand = one_case_run("b", {10.2, 10.3, 10.2, 10.25, 10.15});
+  EXPECT_EQ(metric(compare_runs(base, cand), "time_ms").verdict, Verdict::Same);
+  EXPECT_EQ(metric(compare_runs(base, cand, {.threshold = 0.01}), "time_ms").verdict, Verdict::Worse);
+}
+
+TEST(CompareTest, TooFewSamplesForTheUTestFallBackOnTheRatioCI) {
+  // n = 2: no U test can reach p < 0.05; the whole CI of the ratio lies above 1.05 -> worse.
+  EXPECT_EQ(metric(compare_runs(one_case_run("a", {10, 10.1}), one_case_run("b", {15, 15.2})), "time_ms").verdict,
+            Verdict::Worse);
+  // n = 2 with overlapping spread: the CI reaches into the threshold band -> noisy.
+  EXPECT_EQ(metric(compare_runs(one_case_run("a", {10, 13}), one_case_run("b", {10.5, 14})), "time_ms").verdict,
+            Verdict::Noisy);
+  // One sample a side says nothing about noise: a big change is noisy, not worse.
+  const Comparison single = compare_runs(one_case_run("a", {10}), one_case_run("b", {20}));
+  EXPECT_EQ(metric(single, "time_ms").verdict, Verdict::Noisy);
+  EXPECT_FALSE(single.has_regression());
+}
+
+TEST(CompareTest, ListsCasesPresentInOnlyOneRunAndCasesNotOkInBoth) {
+  RunData base = one_case_run("a", {1, 2, 3});
+  RunData cand = one_case_run("b", {1, 2, 3});
+  base.cases.push_back(make_case("compress", {{"codec", "zstd"}}, {{"time_ms", {1}}}));
+  cand.cases.push_back(make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {1}}}));
+  cand.cases.front().status = "failed";
+  const Comparison c = compare_runs(base, cand);
+  ASSERT_EQ(c.only_base.size(), 1u);
+  EXPECT_EQ(c.only_base[0].workload, "compress");
+  ASSERT_EQ(c.only_cand.size(), 1u);
+  EXPECT_EQ(c.only_cand[0].workload, "toolbench");
+  ASSERT_EQ(c.not_compared.size(), 1u);
+  EXPECT_EQ(c.not_compared[0].cand_status, "failed");
+  EXPECT_TRUE(c.metrics.empty());
+  ASSERT_EQ(c.new_failures().size(), 1u);  // ok in the base, failed in the candidate
+  EXPECT_EQ(c.new_failures()[0].workload, "moe_train");
+  EXPECT_TRUE(compare_runs(cand, base).new_failures().empty());  // a fixed case is no new failure
+}
+
+TEST(CompareTest, RendersTextJsonAndMarkdown) {
+  const RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}), cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0});
+  const Comparison c = compare_runs(base, cand);
+  const std::string text = render_comparison(c, "text");
+  EXPECT_NE(text.find("case"), std::string::npos);
+  EXPECT_NE(text.find("moe_train/experts=8"), std::string::npos);
+  EXPECT_NE(text.find("worse"), std::string::npos);
+  EXPECT_NE(text.find("primary-metric regression: yes"), std::string::npos);
+  // Columns line up: the verdict column starts at the same offset on the header and the row.
+  const auto header_end = text.find('\n', text.find("case"));
+  const std::string header = text.substr(text.rfind('\n', header_end - 1) + 1, header_end - text.rfind('\n', header_end - 1) - 1);
+  const auto row_start = header_end + 1;
+  const std::string row = text.substr(row_start, text.find('\n', row_start) - row_start);
+  EXPECT_EQ(header.find("verdict"), row.find("worse")) << header << "\n" << row;
+  const auto j = nlohmann::json::parse(render_comparison(c, "json"));
+  EXPECT_EQ(j["schema"], "mlsysbench.compare/1");
+  EXPECT_EQ(j["regression"], true);
+  EXPECT_EQ(j["metrics"][0]["verdict"], "worse");
+  const std::string md = render_comparison(c, "md");
+  EXPECT_NE(md.find("| case | metric |"), std::string::npos);
+  EXPECT_NE(md.find("| worse |"), std::string::npos);
+  EXPECT_THROW(render_comparison(c, "xml"), std::invalid_argument);
+  EXPECT_THROW(compare_runs(base, cand, {.threshold = 0.05, .alpha = 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mlsb::reports

@@ -1,0 +1,105 @@
+#pragma once
+// Fixed inputs for the reports tests: small runs built in code, and a golden-file matcher.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "reports/model.hpp"
+
+namespace mlsb::reports::test {
+
+/// A case of `workload` whose samples are given per metric ("time_ms" is primary, ms, lower is better;
+/// any other metric is GB/s, higher is better). Summaries come from mlsb::summarize.
+inline CaseRecord make_case(const std::string& workload, const nlohmann::json& params,
+                            const std::map<std::string, std::vector<double>>& samples, std::string status = "ok",
+                            std::string reason = "") {
+  CaseRecord c;
+  c.workload = workload;
+  c.params = params;
+  for (const auto& [k, v] : params.items())
+    c.params_key += (c.params_key.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  c.status = std::move(status);
+  c.reason = std::move(reason);
+  c.primary_metric = "time_ms";
+  c.started_at = 1767225600;
+  c.finished_at = 1767225601.5;
+  c.samples = samples;
+  for (const auto& [metric, values] : samples) {
+    const bool time = metric == "time_ms";
+    c.summaries.push_back({metric, time ? "ms" : "GB/s", time ? Better::Lower : Better::Higher, summarize(values)});
+  }
+  return c;
+}
+
+/// One toolbench task item as the toolbench workload stores it.
+inline std::pair<std::string, nlohmann::json> task_item(const std::string& uuid, const std::string& category,
+                                                        const std::string& tool, bool param_match, bool pass,
+                                                        const std::string& reason) {
+  return {"task/" + uuid + "/0",
+          {{"uuid", uuid}, {"category", category}, {"query", "Read <notes> & \"todo\" | " + uuid},
+           {"tool", tool}, {"calls", {{{"name", tool}, {"arguments", {{"path", param_match ? "/a" : "/b"}}}}}},
+           {"expected", {{{"name", tool}, {"arguments", {{"path", "/a"}}}}}}, {"tool_match", true},
+           {"param_match", param_match}, {"exec_pass", pass}, {"pass", pass}, {"reason", reason},
+           {"result_excerpt", "ok"}, {"latency_ms", 12.5}}};
+}
+
+/// The run behind the golden files: two workloads, a failed case with a reason that needs escaping,
+/// a skipped case, and a toolbench case with task items.
+inline RunData fixture_run() {
+  RunData d;
+  d.run.id = 7;
+  d.run.uuid = "3f2a9c1e-0000-4000-8000-000000000001";
+  d.run.suite = "smoke";
+  d.run.status = "ok";
+  d.run.argv = "mlsysbench run smoke --seed 42";
+  d.run.tags = {"nightly", "ci"};
+  d.run.seed = 42;
+  d.run.git_sha = "0123456789abcdef";
+  d.run.git_dirty = true;
+  d.run.started_at = 1767225600;
+  d.run.finished_at = 1767225660;
+  d.run.env = {{"host", {{"name", "node-1"}}}, {"cpu", {{"model", "Test CPU"}, {"count", 2}}}};
+  d.cases.push_back(make_case("moe_train", {{"experts", 8}, {"topk", 2}},
+                              {{"time_ms", {10.0, 10.5, 11.0, 10.2, 10.8}}, {"bw", {100, 98, 102, 101, 99}}}));
+  d.cases.push_back(make_case("moe_train", {{"experts", 64}, {"topk", 2}}, {}, "failed",
+                              "gradient mismatch | max err <0.5> & more"));
+  d.cases.push_back(make_case("moe_train", {{"experts", 128}, {"topk", 8}}, {}, "skipped", "needs cuda"));
+  auto tb = make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {50, 52, 51}}});
+  tb.items = {task_item("t1", "filesystem", "read_file", true, true, ""),
+              task_item("t2", "filesystem", "read_file", false, false, "argument path differs"),
+              task_item("t3", "memory", "create_entities", true, true, "")};
+  d.cases.push_back(std::move(tb));
+  return d;
+}
+
+/// Compares `actual` with a golden file line by line. In the golden text `{{num}}` matches a number
+/// (or null), `{{*}}` any text; everything else is literal. Returns "" on a match, else the first mismatch.
+inline std::string golden_mismatch(const std::string& golden, const std::string& actual) {
+  std::istringstream g(golden), a(actual);
+  std::string gl, al;
+  for (int line = 1;; ++line) {
+    const bool more_g = static_cast<bool>(std::getline(g, gl)), more_a = static_cast<bool>(std::getline(a, al));
+    if (!more_g && !more_a) return "";
+    if (more_g != more_a) return "line " + std::to_string(line) + ": lengths differ (golden " +
+                                 (more_g ? "'" + gl + "'" : "ended") + ", actual " + (more_a ? "'" + al + "'" : "ended") + ")";
+    std::string pattern;
+    for (size_t i = 0; i < gl.size();) {
+      if (gl.compare(i, 7, "{{num}}") == 0) {
+        pattern += R"((-?[0-9][0-9.]*(e[-+]?[0-9]+)?|null|n/a))";
+        i += 7;
+      } else if (gl.compare(i, 5, "{{*}}") == 0) {
+        pattern += ".*";
+        i += 5;
+      } else {
+        if (std::string_view("\\^$.|?*+()[]{}").find(gl[i]) != std::string_view::npos) pattern += '\\';
+        pattern += gl[i++];
+      }
+    }
+    if (!std::regex_match(al, std::regex(pattern)))
+      return "line " + std::to_string(line) + ":\n  golden: " + gl + "\n  actual: " + al;
+  }
+}
+
+}  // namespace mlsb::reports::test

@@ -1,0 +1,130 @@
+// Report renderers: golden files for JSON and Markdown, HTML structure and escaping, the 1,000-case
+// render budget, and gbench output read by Google Benchmark's compare.py.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "reports/bench/synthetic_run.hpp"
+#include "reports/render.hpp"
+#include "support/test_support.hpp"
+#include "unit/reports/fixtures.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using mlsb::test::read_file;
+
+fs::path golden_dir() { return mlsb::test::source_dir() / "tests" / "unit" / "reports" / "golden"; }
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string mismatch = test::golden_mismatch(read_file(golden_dir() / name), actual);
+  EXPECT_EQ(mismatch, "") << name << " differs; actual output:\n" << actual;
+}
+
+TEST(ReportsRenderTest, ParsesFormatNames) {
+  EXPECT_EQ(parse_format("json"), Format::Json);
+  EXPECT_EQ(parse_format("html"), Format::Html);
+  EXPECT_EQ(parse_format("md"), Format::Md);
+  EXPECT_EQ(parse_format("gbench"), Format::Gbench);
+  try {
+    parse_format("pdf");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("json, html, md or gbench"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReportsRenderTest, JsonMatchesGoldenFile) { expect_golden("report.json", render(test::fixture_run(), Format::Json)); }
+
+TEST(ReportsRenderTest, MarkdownMatchesGoldenFile) { expect_golden("report.md", render(test::fixture_run(), Format::Md)); }
+
+TEST(ReportsRenderTest, GbenchMatchesGoldenFile) {
+  expect_golden("report.gbench.json", render(test::fixture_run(), Format::Gbench));
+}
+
+TEST(ReportsRenderTest, GoldenMatcherRejectsADifferentNumber) {
+  EXPECT_EQ(test::golden_mismatch("a {{num}} b\n", "a 1.5e-3 b\n"), "");
+  EXPECT_NE(test::golden_mismatch("a 1.5 b\n", "a 1.6 b\n"), "");
+  EXPECT_NE(test::golden_mismatch("a {{num}} b\n", "a x b\n"), "");
+  EXPECT_NE(test::golden_mismatch("a\n", "a\nb\n"), "");
+}
+
+TEST(ReportsRenderTest, JsonCarriesEveryCaseWithStatsSamplesAndItems) {
+  const auto j = nlohmann::json::parse(render(test::fixture_run(), Format::Json));
+  EXPECT_EQ(j["schema"], "mlsysbench.report/1");
+  ASSERT_EQ(j["cases"].size(), 4u);
+  const auto& c = j["cases"][0];
+  EXPECT_EQ(c["summaries"]["time_ms"]["unit"], "ms");
+  EXPECT_EQ(c["summaries"]["time_ms"]["better"], "lower");
+  EXPECT_EQ(c["summaries"]["time_ms"]["median"], 10.5);
+  EXPECT_EQ(c["samples"]["time_ms"].size(), 5u);
+  EXPECT_EQ(j["cases"][1]["status"], "failed");
+  EXPECT_EQ(j["cases"][3]["items"].size(), 3u);
+  EXPECT_EQ(j["cases"][3]["items"][1]["data"]["pass"], false);
+}
+
+TEST(ReportsRenderTest, HtmlIsSelfContainedEscapedAndHasChartsAndTaskTables) {
+  const std::string html = render(test::fixture_run(), Format::Html);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("class=\"err\""), std::string::npos);  // error bars
+  EXPECT_NE(html.find("gradient mismatch | max err &lt;0.5&gt; &amp; more"), std::string::npos);
+  EXPECT_EQ(html.find("<0.5>"), std::string::npos);
+  EXPECT_NE(html.find("skipped: needs cuda"), std::string::npos);
+  EXPECT_NE(html.find("Read &lt;notes&gt; &amp; &quot;todo&quot;"), std::string::npos);
+  EXPECT_NE(html.find("<th>AST accuracy</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>filesystem</td><td class=\"num\">2</td><td class=\"num\">50.0%</td>"), std::string::npos);
+  EXPECT_NE(html.find("argument path differs"), std::string::npos);
+  EXPECT_NE(html.find("read_file({&quot;path&quot;:&quot;/b&quot;})"), std::string::npos);  // actual call
+}
+
+TEST(ReportsRenderTest, RendersAThousandCaseRunInUnderTwoSeconds) {
+  const RunData run = bench::synthetic_run(1000, 3, 20, 4);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string html = render(run, Format::Html);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0);
+  EXPECT_GT(html.size(), 100000u);
+  for (Format f : {Format::Json, Format::Md, Format::Gbench}) EXPECT_FALSE(render(run, f).empty());
+}
+
+TEST(ReportsRenderTest, EmptyRunRendersInEveryFormat) {
+  RunData empty;
+  empty.run.uuid = "u";
+  for (Format f : {Format::Json, Format::Html, Format::Md, Format::Gbench}) EXPECT_FALSE(render(empty, f).empty());
+}
+
+// compare.py needs scipy; Debian's /usr/bin/python3 has it (a python3 earlier on PATH may not).
+std::string python_with_scipy() {
+  for (const char* py : {"/usr/bin/python3", "python3"})
+    if (mlsb::test::run_shell(std::string(py) + " -c 'import scipy'").exit_code == 0) return py;
+  return "";
+}
+
+TEST(ReportsGbenchTest, CompareDotPyReadsTwoRuns) {
+  const fs::path compare_py = "/usr/share/benchmark/compare.py";
+  const std::string python = python_with_scipy();
+  if (!fs::exists(compare_py) || python.empty()) GTEST_SKIP() << "compare.py or python3 with scipy absent";
+  mlsb::test::TempDir tmp;
+  RunData base = test::fixture_run(), cand = test::fixture_run();
+  for (double& v : cand.cases[0].samples["time_ms"]) v *= 2;  // twice as slow
+  mlsb::test::write_file(tmp / "a.json", render(base, Format::Gbench));
+  mlsb::test::write_file(tmp / "b.json", render(cand, Format::Gbench));
+  const auto r = mlsb::test::run_shell(python + " " + compare_py.string() + " --no-color benchmarks " +
+                                       (tmp / "a.json").string() + " " + (tmp / "b.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("moe_train/experts:8/topk:2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+1.0000"), std::string::npos) << r.out;  // compare.py's relative change: 2x slower
+  EXPECT_NE(r.out.find("toolbench/model:mock"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("_pvalue"), std::string::npos) << r.out;  // the U test over the repetitions
+  EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace mlsb::reports

@@ -1,0 +1,246 @@
+// The SQLite results store on real files: round trip, migrations, bad files, concurrency, run references.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reports/store.hpp"
+#include "support/test_support.hpp"
+#include "unit/reports/fixtures.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+using mlsb::test::TempDir;
+using test::fixture_run;
+
+void expect_same_case(const CaseRecord& a, const CaseRecord& b) {
+  EXPECT_EQ(a.workload, b.workload);
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.params_key, b.params_key);
+  EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.ranks, b.ranks);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.primary_metric, b.primary_metric);
+  EXPECT_EQ(a.started_at, b.started_at);
+  EXPECT_EQ(a.finished_at, b.finished_at);
+  EXPECT_EQ(a.samples, b.samples);
+  ASSERT_EQ(a.summaries.size(), b.summaries.size());
+  for (size_t i = 0; i < a.summaries.size(); ++i) {
+    const auto &x = a.summaries[i], &y = b.summaries[i];
+    EXPECT_EQ(x.metric, y.metric);
+    EXPECT_EQ(x.unit, y.unit);
+    EXPECT_EQ(x.better, y.better);
+    EXPECT_EQ(x.stats.n, y.stats.n);
+    for (auto field : {&Summary::min, &Summary::median, &Summary::mean, &Summary::stddev, &Summary::rel_stddev,
+                       &Summary::p05, &Summary::p95, &Summary::max, &Summary::ci_lo, &Summary::ci_hi})
+      EXPECT_EQ(x.stats.*field, y.stats.*field) << x.metric;
+  }
+  EXPECT_EQ(a.items, b.items);
+}
+
+RunData store_fixture(Store& store, RunData d = fixture_run()) {
+  store.begin_run(d.run);
+  for (auto& c : d.cases) store.add_case(d.run.id, c);
+  return d;
+}
+
+TEST(StoreTest, RoundTripsARunWithCasesSamplesSummariesAndItems) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunData written = store_fixture(store);
+  store.finish_run(written.run.id, "ok");
+  const RunData read = store.load_run(written.run.id);
+  EXPECT_EQ(read.run.uuid, written.run.uuid);
+  EXPECT_EQ(read.run.suite, written.run.suite);
+  EXPECT_EQ(read.run.status, "ok");
+  EXPECT_GT(read.run.finished_at, 0);
+  EXPECT_EQ(read.run.argv, written.run.argv);
+  EXPECT_EQ(read.run.tags, written.run.tags);
+  EXPECT_EQ(read.run.seed, written.run.seed);
+  EXPECT_EQ(read.run.git_sha, written.run.git_sha);
+  EXPECT_EQ(read.run.git_dirty, written.run.git_dirty);
+  EXPECT_EQ(read.run.env, written.run.env);
+  ASSERT_EQ(read.cases.size(), written.cases.size());
+  for (size_t i = 0; i < read.cases.size(); ++i) {
+    EXPECT_EQ(read.cases[i].id, written.cases[i].id);
+    expect_same_case(read.cases[i], written.cases[i]);
+  }
+}
+
+TEST(StoreTest, KeepsFullPrecisionSeedsAndGeneratesAUuid) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunRecord run;
+  run.seed = 0xFFFFFFFFFFFFFFF0ULL;
+  store.begin_run(run);
+  EXPECT_EQ(run.uuid.size(), 36u);
+  EXPECT_EQ(store.load_run(run.id).run.seed, 0xFFFFFFFFFFFFFFF0ULL);
+}
+
+TEST(StoreTest, RejectsANanSampleAndStoresNothingOfThatCase) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunRecord run;
+  store.begin_run(run);
+  CaseRecord c = test::make_case("w", {{"i", 1}}, {{"time_ms", {1.0, 2.0}}});
+  c.samples["time_ms"].push_back(std::nan(""));
+  EXPECT_THROW(store.add_case(run.id, c), StoreError);
+  EXPECT_TRUE(store.load_run(run.id).cases.empty());
+}
+
+TEST(StoreTest, MigratesAnEmptyFileAndReopens) {
+  TempDir tmp;
+  mlsb::test::write_file(tmp / "empty.db", "");
+  { Store store(tmp / "empty.db"); }
+  Store again(tmp / "empty.db");
+  EXPECT_TRUE(again.list_runs().empty());
+  Store reader(tmp / "empty.db", /*read_only=*/true);
+  EXPECT_TRUE(reader.list_runs().empty());
+  EXPECT_GE(Store::schema_version(), 1);
+}
+
+TEST(StoreTest, RejectsASchemaNewerThanTheBuild) {
+  TempDir tmp;
+  { Store store(tmp / "new.db"); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((tmp / "new.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 999", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    Store store(tmp / "new.db");
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("new.db"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreTest, RejectsAFileThatIsNotSqliteAndLeavesItAlone) {
+  TempDir tmp;
+  const std::string text = "name,value\nthis is a CSV file, not a database\n";
+  mlsb::test::write_file(tmp / "notes.csv", text);
+  for (bool read_only : {false, true}) {
+    try {
+      Store store(tmp / "notes.csv", read_only);
+      FAIL() << "expected StoreError";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find((tmp / "notes.csv").string() + " is not an SQLite database"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(mlsb::test::read_file(tmp / "notes.csv"), text);
+}
+
+TEST(StoreTest, RejectsWritingAReadOnlyFileAndKeepsItsRuns) {
+  TempDir tmp;
+  const auto path = tmp / "ro.db";
+  int64_t run_id = 0;
+  {
+    Store store(path);
+    run_id = store_fixture(store).run.id;
+  }
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  try {
+    Store store(path);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+  }
+  Store reader(path, /*read_only=*/true);
+  EXPECT_EQ(reader.load_run(run_id).cases.size(), fixture_run().cases.size());
+}
+
+TEST(StoreTest, TwoProcessesWritingTheSameFileBothComplete) {
+  TempDir tmp;
+  const auto path = tmp / "shared.db";
+  constexpr int kCases = 40;
+  const auto write_run = [&](const std::string& tag) {
+    Store store(path);
+    RunRecord run;
+    run.tags = {tag};
+    store.begin_run(run);
+    for (int i = 0; i < kCases; ++i) {
+      CaseRecord c = test::make_case("w", {{"i", i}}, {{"time_ms", std::vector<double>(200, 1.0 + i)}});
+      store.add_case(run.id, c);
+    }
+    store.finish_run(run.id, "ok");
+  };
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      write_run("child");
+      ::_exit(0);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child writer: %s\n", e.what());
+      ::_exit(1);
+    }
+  }
+  write_run("parent");
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child writer failed";
+  Store store(path, /*read_only=*/true);
+  for (const char* tag : {"child", "parent"}) {
+    const auto id = store.resolve_run(tag);
+    ASSERT_TRUE(id) << tag;
+    const RunData d = store.load_run(*id);
+    EXPECT_EQ(d.run.status, "ok");
+    EXPECT_EQ(d.cases.size(), size_t{kCases}) << tag;
+    EXPECT_EQ(d.cases.back().samples.at("time_ms").size(), 200u);
+  }
+}
+
+TEST(StoreTest, ResolvesIdsUuidsPrefixesLatestAndTags) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunRecord a, b, c;
+  a.uuid = "aaaa1111-0000-4000-8000-000000000000";
+  a.tags = {"baseline"};
+  b.uuid = "aaaa2222-0000-4000-8000-000000000000";
+  c.uuid = "cccc3333-0000-4000-8000-000000000000";
+  c.tags = {"baseline", "nightly"};
+  for (auto* r : {&a, &b, &c}) store.begin_run(*r);
+  EXPECT_EQ(store.resolve_run(std::to_string(b.id)), b.id);
+  EXPECT_EQ(store.resolve_run(a.uuid), a.id);
+  EXPECT_EQ(store.resolve_run("cccc"), c.id);
+  EXPECT_EQ(store.resolve_run("aaaa2"), b.id);
+  EXPECT_EQ(store.resolve_run("aaaa"), std::nullopt);  // ambiguous prefix
+  EXPECT_EQ(store.resolve_run("latest"), c.id);
+  EXPECT_EQ(store.resolve_run("latest~1"), b.id);
+  EXPECT_EQ(store.resolve_run("latest~2"), a.id);
+  EXPECT_EQ(store.resolve_run("latest~3"), std::nullopt);
+  EXPECT_EQ(store.resolve_run("baseline"), c.id);  // newest run with the tag
+  EXPECT_EQ(store.resolve_run("nightly"), c.id);
+  EXPECT_EQ(store.resolve_run("999"), std::nullopt);
+  EXPECT_EQ(store.resolve_run("nope"), std::nullopt);
+  EXPECT_EQ(store.resolve_run(""), std::nullopt);
+  const auto runs = store.list_runs(2);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].id, c.id);
+}
+
+TEST(StoreTest, DeletesARunWithEverythingUnderIt) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  const int64_t id = store_fixture(store).run.id;
+  const int64_t other = store_fixture(store, [] {
+                          RunData d = fixture_run();
+                          d.run.uuid = "other";
+                          return d;
+                        }()).run.id;
+  EXPECT_TRUE(store.delete_run(id));
+  EXPECT_FALSE(store.delete_run(id));
+  EXPECT_THROW(store.load_run(id), StoreError);
+  EXPECT_EQ(store.load_run(other).cases.size(), fixture_run().cases.size());
+  EXPECT_THROW(store.finish_run(id, "ok"), StoreError);
+}
+
+}  // namespace
+}  // namespace mlsb::reports
