@@ -67,6 +67,7 @@ struct CaseContext {
       st.begin_sample(n, false);
       const auto t0 = Clock::now();
       w.sample(st);
+      if (cancel) throw Cancelled{};  // a cancelled sample may be partial: never recorded
       measured += std::chrono::duration<double>(Clock::now() - t0).count();
       ++n;
       samples = n;

@@ -1,0 +1,75 @@
+#pragma once
+// The agent interface: what the toolbench runner asks of anything that solves tasks (the oracle now,
+// an LLM agent later). The runner owns servers, fixtures, limits and scoring; an agent only decides.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/toolbench/task.hpp"
+
+namespace mlsb::toolbench {
+
+/// What an agent is shown of a task: never the labels.
+struct TaskPrompt {
+  std::string uuid;
+  std::string category;
+  std::string query;
+  std::vector<ToolSpec> tools;
+  std::map<std::string, std::vector<std::string>> server_tools;  ///< server -> tool names
+};
+
+/// A tool call the agent wants made. `server` may be empty: the runner then takes the server whose
+/// tool list (TaskPrompt::server_tools) holds `name`.
+struct ToolCall {
+  std::string name;
+  nlohmann::json arguments = nlohmann::json::object();
+  std::string server;
+};
+
+/// What came back from a call. `error` is set when no MCP result came back at all (the server could
+/// not be started or reached, died, timed out, answered a JSON-RPC error); otherwise `is_error`,
+/// `content` and `text` are the tools/call result. `latency_ms` is the tools/call round trip only
+/// (0 when no request was sent).
+struct ToolOutcome {
+  std::string error;
+  bool is_error = false;
+  nlohmann::json content = nlohmann::json::array();
+  std::string text;
+  double latency_ms = 0;
+};
+
+/// The agent's next move: a tool call, or (when `call` is empty) a final answer in `answer`.
+struct AgentAction {
+  std::optional<ToolCall> call;
+  std::string answer;
+};
+
+/// A multi-step agent. For each task trial the runner calls begin(), then alternates next() and, after
+/// each call it made, observe(), until next() gives a final answer or the step limit is reached.
+/// Implementations may throw std::exception from any method; the runner records that trial as failed
+/// with the message (the suite goes on).
+class Agent {
+ public:
+  virtual ~Agent() = default;
+  virtual std::string name() const = 0;
+  /// Starts an episode for one task trial (`trial` counts from 0; sampling agents may use it).
+  virtual void begin(const TaskPrompt& task, int trial) = 0;
+  virtual AgentAction next() = 0;
+  virtual void observe(const ToolCall& call, const ToolOutcome& outcome) = 0;
+};
+
+/// The prompt of `task` (everything but its labels).
+TaskPrompt prompt_of(const Task& task);
+
+/// Names accepted by make_agent.
+std::vector<std::string> agent_names();
+/// Builds the agent `name` for `tasks` (the oracle reads their labels). Throws std::invalid_argument
+/// for an unknown name, listing the known ones.
+std::unique_ptr<Agent> make_agent(std::string_view name, const std::vector<Task>& tasks);
+
+}  // namespace mlsb::toolbench

@@ -1,0 +1,42 @@
+#pragma once
+// One task trial: a fresh fixture copy and fresh servers, the agent loop, every tools/call timed.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "workloads/toolbench/agent.hpp"
+#include "workloads/toolbench/fixture.hpp"
+#include "workloads/toolbench/scorer.hpp"
+#include "workloads/toolbench/servers.hpp"
+
+namespace mlsb::toolbench {
+
+/// What every trial of a run shares.
+struct TrialSetup {
+  ServersConfig servers;
+  FixtureSource fixture;
+  std::vector<Placeholder> placeholders;
+  std::filesystem::path memory_seed;  ///< copied to ${memory_file} before servers start; empty = none
+  std::chrono::milliseconds call_timeout{30000};  ///< per MCP request (initialize and each tools/call)
+  int max_steps = 8;                               ///< tool calls an agent may make per trial
+};
+
+/// What happened in one trial. `error` is a failure outside any single call (fixture copy, agent
+/// exception, step limit); "" if none.
+struct TrialRun {
+  std::vector<CallRecord> calls;
+  std::string answer;
+  std::string error;
+};
+
+/// Runs `task` once with `agent` in `dir` (created; holds root/ = the fixture copy and the server
+/// working directory, memory.jsonl, logs/). Servers are started on first use, one per server name, and
+/// closed at the end. Placeholders for config strings: ${workdir} (dir/root), ${memory_file},
+/// ${trial_dir}, ${config_dir} (the servers config's folder), ${source_dir} (the project source),
+/// ${npm_bin} (its mcp/servers/node_modules/.bin). Never throws for server or agent failures: they
+/// become call outcomes or `error`.
+TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& setup,
+                   const std::filesystem::path& dir);
+
+}  // namespace mlsb::toolbench
