@@ -1,6 +1,7 @@
 // mlsysbench: the command-line driver. It parses arguments and calls library code (harness/, reports/).
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", MLSB_VERSION);
   std::string db = default_db();
-  app.add_option("--db", db, "results store (SQLite file); default $MLSB_DB or ./mlsysbench.db");
+  app.add_option("--db", db, "results store (SQLite file); default $MLSB_DB or ./mlsysbench.db")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? "--db needs a file name" : ""; }, "FILE"));
 
   // list
   auto* list = app.add_subcommand("list", "show workloads (axes, defaults, metrics, units) and suites");
@@ -83,8 +85,14 @@ int main(int argc, char** argv) {
   run->add_option("--repetitions", repetitions, "measured samples per case (fixes min and max samples)")
       ->check(CLI::PositiveNumber);
   run->add_option("--warmup", warmup, "untimed warm-up samples per case")->check(CLI::NonNegativeNumber);
-  run->add_option("--max-time", max_time, "stop sampling a case after this many seconds")->check(CLI::PositiveNumber);
-  run->add_option("--timeout", timeout, "fail a case still running after this many seconds")->check(CLI::PositiveNumber);
+  const CLI::Validator finite_positive(
+      [](std::string& v) {
+        const double d = std::strtod(v.c_str(), nullptr);
+        return std::isfinite(d) && d > 0 ? std::string() : "must be a finite number > 0, got " + v;
+      },
+      "SECONDS");
+  run->add_option("--max-time", max_time, "stop sampling a case after this many seconds")->check(finite_positive);
+  run->add_option("--timeout", timeout, "fail a case still running after this many seconds")->check(finite_positive);
   run->add_option("--seed", seed, "run seed; every case's data derives from it (default 1)");
   run->add_option("--tag", tags, "tag the run (repeatable); compare and report accept tags as run names");
   run->add_option("--backend", backend, "device backend: cpu (cuda arrives with the GPU workloads)")
@@ -111,7 +119,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", copts.alpha, "significance level of the Mann-Whitney U test (default 0.05)")
       ->check(CLI::Range(0.0, 1.0));
-  compare->add_flag("--fail-on-regression", fail_on_regression, "exit 1 when a primary metric got worse or a case ok in the base failed or timed out");
+  compare->add_flag("--fail-on-regression", fail_on_regression,
+                    "exit 1 when a primary metric got worse, a case ok in the base failed or timed out, "
+                    "or no case could be compared");
   compare->add_option("-f,--format", compare_format, "text | json | md")->check(CLI::IsMember({"text", "json", "md"}));
   compare->add_option("-o,--output", compare_out, "output file (default: stdout)");
 
@@ -129,9 +139,27 @@ int main(int argc, char** argv) {
   db_show->add_option("run", show_ref, "run id, uuid, tag or latest");
   auto* db_rm = dbcmd->add_subcommand("rm", "delete runs and everything recorded under them");
   std::vector<std::string> rm_refs;
+  bool rm_force = false;
   db_rm->add_option("runs", rm_refs, "run ids, uuids or tags")->required();
+  db_rm->add_flag("--force", rm_force, "also delete runs still marked running (e.g. left by a killed process)");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // A mistyped command reads better named than as "a subcommand is required".
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--db") ++i;
+      if (arg.empty() || arg[0] == '-') continue;
+      const auto subs = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == arg; });
+      if (!subs.empty()) break;
+      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, env, db)\n",
+                   arg.c_str());
+      return 2;
+    }
+    const int rc = app.exit(e);  // prints help/version (rc 0) or the error
+    return rc == 0 ? 0 : 2;      // every usage error is bad input: exit 2, as for other bad input
+  }
 
   try {
     const auto suite_dirs = mlsb::default_suite_dirs();
@@ -146,9 +174,9 @@ int main(int argc, char** argv) {
     }
     if (*run) {
       mlsb::RunnerOverrides ro;
-      if (repetitions) ro.min_samples = ro.max_samples = *repetitions;
+      if (repetitions) ro.set_repetitions(*repetitions);
       ro.warmup = warmup;
-      ro.max_time_s = max_time;
+      if (max_time) ro.max_time_s = max_time;
       ro.timeout_s = timeout;
       const auto plan =
           mlsb::build_plan(target, suite_dirs, mlsb::parse_axis_overrides(axis_specs), ro, filter);
@@ -156,16 +184,16 @@ int main(int argc, char** argv) {
       if (dry_run) {
         for (const auto& c : plan.cases) {
           const auto& r = c.runner;
-          std::printf("%s  (warmup %d, samples %d..%d, min %.3g s, noise %.3g, max %.3g s, timeout %.3g s)\n",
-                      c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s, r.max_noise,
-                      r.max_time_s, r.timeout_s);
+          std::printf("%s\n    %s\n    warmup %d, samples %d..%d, min time %g s, noise bound %g%%, "
+                      "time limit %g s, timeout %g s\n",
+                      c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples,
+                      r.min_time_s, r.max_noise * 100, r.max_time_s, r.timeout_s);
         }
         std::printf("%zu case(s)\n", plan.cases.size());
         return 0;
       }
       mlsb::reports::Store store(db);
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
       mlsb::Progress progress(stderr, isatty(STDERR_FILENO), static_cast<int>(plan.cases.size()));
       mlsb::RunOptions opts;
       opts.seed = seed;
@@ -179,9 +207,15 @@ int main(int argc, char** argv) {
                    static_cast<long long>(out.run_id), out.uuid.c_str(), out.status.c_str(), out.ok, out.failed,
                    out.timed_out, out.skipped, db.c_str(), db.c_str(), static_cast<long long>(out.run_id));
       if (out.status == "interrupted") return 130;
+      if (out.status == "ok" && out.ok == 0) {
+        std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
+        return 1;
+      }
       return out.status == "ok" ? 0 : 1;
     }
     if (*report) {
+      if (report_format == "html" && report_out.empty() && isatty(STDOUT_FILENO))
+        throw std::invalid_argument("an HTML report goes to a file: add -o report.html");
       mlsb::reports::Store store(db, /*read_only=*/true);
       const auto data = store.load_run(resolve(store, report_run));
       write_output(mlsb::reports::render(data, mlsb::reports::parse_format(report_format)), report_out);
@@ -201,12 +235,15 @@ int main(int argc, char** argv) {
       if (cmp.has_regression())
         std::fprintf(stderr, "regression: a primary metric got worse (threshold %.3g, alpha %.3g)\n",
                      copts.threshold, copts.alpha);
-      if (fail_on_regression && (cmp.has_regression() || !broken.empty())) return 1;
+      const bool nothing = cmp.metrics.empty();
+      if (nothing)
+        std::fprintf(stderr, "mlsysbench: no case ok in both runs: nothing was compared\n");
+      if (fail_on_regression && (cmp.has_regression() || !broken.empty() || nothing)) return 1;
       return 0;
     }
     if (*db_ls) {
       mlsb::reports::Store store(db, /*read_only=*/true);
-      std::cout << mlsb::reports::format_run_list(store.list_runs(ls_limit));
+      std::cout << mlsb::reports::format_run_list(store.list_run_summaries(ls_limit));
       return 0;
     }
     if (*db_show) {
@@ -216,8 +253,13 @@ int main(int argc, char** argv) {
     }
     if (*db_rm) {
       mlsb::reports::Store store(db);
-      for (const auto& ref : rm_refs) {
-        const int64_t id = resolve(store, ref);
+      std::vector<int64_t> ids;
+      for (const auto& ref : rm_refs) ids.push_back(resolve(store, ref));  // all resolve, or none is deleted
+      for (const int64_t id : ids)
+        if (!rm_force && store.load_run(id).run.status == "running")
+          throw std::invalid_argument("run " + std::to_string(id) +
+                                      " is still running (or its process died): use --force to delete it");
+      for (const int64_t id : ids) {
         store.delete_run(id);
         std::printf("deleted run %lld\n", static_cast<long long>(id));
       }

@@ -1,6 +1,7 @@
 #include "harness/plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -65,7 +66,44 @@ RunnerOverrides RunnerOverrides::merged(const RunnerOverrides& o) const {
   return r;
 }
 
+void RunnerOverrides::set_repetitions(int n) {
+  min_samples = max_samples = n;
+  max_time_s = INFINITY;
+}
+
 std::string CaseSpec::id() const { return workload + "/" + params_key(params); }
+
+std::string CaseSpec::display_name() const { return label.empty() ? workload : workload + "/" + label; }
+
+std::string case_label(const WorkloadInfo& info, const Params& p) {
+  Params differing;
+  for (const auto& [name, value] : p) {
+    const Axis* axis = info.find_axis(name);
+    if (!axis || axis->defaults.size() != 1 || !(axis->defaults[0] == value)) differing[name] = value;
+  }
+  return params_key(differing);
+}
+
+std::string canonical_path_value(const Axis& axis, const std::string& value) {
+  namespace fs = std::filesystem;
+  fs::path p(expand_placeholders(value));
+  std::error_code ec;
+  if (p.is_relative()) {
+    const fs::path from_cwd = fs::absolute(p, ec);
+    p = fs::exists(from_cwd, ec) ? from_cwd : fs::path(MLSB_SOURCE_DIR) / p;
+  }
+  if (!fs::exists(p, ec))
+    throw std::invalid_argument("axis '" + axis.name + "': " + value + " does not exist");
+  p = fs::weakly_canonical(p, ec);
+  const std::pair<std::string, fs::path> roots[] = {
+      {"${source_dir}", fs::weakly_canonical(MLSB_SOURCE_DIR, ec)},
+      {"${shared_dir}", fs::weakly_canonical(expand_placeholders("${shared_dir}"), ec)}};
+  for (const auto& [name, root] : roots) {
+    const fs::path rel = p.lexically_relative(root);
+    if (!root.empty() && !rel.empty() && *rel.begin() != "..") return name + "/" + rel.generic_string();
+  }
+  return p.string();
+}
 
 AxisOverrides parse_axis_overrides(const std::vector<std::string>& specs) {
   AxisOverrides out;
@@ -83,7 +121,19 @@ AxisOverrides parse_axis_overrides(const std::vector<std::string>& specs) {
 }
 
 void validate_value(const Axis& axis, const Value& value) {
-  if (axis.choices.empty()) return;
+  if (axis.min || axis.max) {
+    const double v = std::holds_alternative<int64_t>(value) ? static_cast<double>(std::get<int64_t>(value))
+                     : std::holds_alternative<double>(value) ? std::get<double>(value)
+                                                              : NAN;
+    if (!(v >= axis.min.value_or(-INFINITY) && v <= axis.max.value_or(INFINITY))) {
+      std::string range = axis.min && axis.max ? to_string(Value{*axis.min}) + " to " + to_string(Value{*axis.max})
+                          : axis.min           ? ">= " + to_string(Value{*axis.min})
+                                               : "<= " + to_string(Value{*axis.max});
+      throw std::invalid_argument("axis '" + axis.name + "': " + to_string(value) + " is out of range (allowed: " +
+                                  range + ")");
+    }
+  }
+  if (axis.choices.empty() || axis.path) return;  // a path axis's choices are keywords, not a closed list
   const std::string text = to_string(value);
   if (std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())
     throw std::invalid_argument("axis '" + axis.name + "': '" + text + "' is not allowed (allowed: " +
@@ -162,7 +212,15 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
         used.insert(axis);
       }
     const RunnerDefaults settings = e.runner.merged(runner).apply(info.runner);
-    for (auto& p : expand_axes(info, e.params)) plan.cases.push_back({e.workload, std::move(p), settings});
+    for (auto& p : expand_axes(info, e.params)) {
+      for (const auto& axis : info.axes) {
+        const std::string text = to_string(p.at(axis.name));
+        if (axis.path && std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())
+          p[axis.name] = canonical_path_value(axis, text);
+      }
+      std::string label = case_label(info, p);
+      plan.cases.push_back({e.workload, std::move(p), settings, std::move(label)});
+    }
   }
   for (const auto& [axis, vals] : overrides)
     if (!used.count(axis))

@@ -21,6 +21,8 @@ struct RunnerOverrides {
   RunnerDefaults apply(RunnerDefaults base) const;
   /// Fields set in `over` replace those set here.
   RunnerOverrides merged(const RunnerOverrides& over) const;
+  /// Exactly `n` measured samples (`--repetitions`): min = max = n, and no time limit cuts them short.
+  void set_repetitions(int n);
 };
 
 /// One case to run.
@@ -28,10 +30,23 @@ struct CaseSpec {
   std::string workload;
   Params params;
   RunnerDefaults runner;  ///< effective settings after defaults, suite and CLI overrides
+  std::string label;      ///< the params that differ from the axis defaults, "a=1,b=x" ("" = all defaults)
 
-  /// "workload/params_key": what --filter matches and what progress lines print.
+  /// "workload/params_key": what --filter matches and what seeds the case's RNG.
   std::string id() const;
+  /// "workload/label", or "workload" when every axis is at its default: what people read.
+  std::string display_name() const;
 };
+
+/// The params of `p` that differ from their axis's single default (axes with several defaults
+/// always count), as "a=1,b=x".
+std::string case_label(const WorkloadInfo& info, const Params& p);
+
+/// Makes a path-valued axis value independent of the checkout and the working directory: expands
+/// ${source_dir}/${shared_dir}, resolves a relative path against the working directory (then the
+/// project root), and rewrites a path under the project root or the shared folder with that
+/// placeholder. Throws std::invalid_argument naming the axis when the path does not exist.
+std::string canonical_path_value(const Axis& axis, const std::string& value);
 
 /// Axis overrides from the CLI: axis name -> one or more values as text ("-p experts=8,64").
 using AxisOverrides = std::map<std::string, std::vector<std::string>>;

@@ -16,13 +16,18 @@ std::string Progress::eta() const {
 void Progress::case_started(int index, const std::string& case_id) {
   index_ = index;
   case_id_ = case_id;
+  last_line_ = std::chrono::steady_clock::now();
   tick(0);
 }
 
-void Progress::tick(int samples) {
-  if (!tty_) return;
-  std::fprintf(out_, "\r\033[K[%d/%d] %s  samples %d  ETA %s", index_ + 1, total_, case_id_.c_str(), samples,
-               eta().c_str());
+void Progress::tick(int samples, int64_t done, int64_t total) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!tty_ && now - last_line_ < std::chrono::seconds(30)) return;
+  last_line_ = now;
+  char work[64] = "";
+  if (total > 0) std::snprintf(work, sizeof work, "  %lld/%lld", static_cast<long long>(done), static_cast<long long>(total));
+  std::fprintf(out_, "%s[%d/%d] %s  samples %d%s  ETA %s%s", tty_ ? "\r\033[K" : "", index_ + 1, total_,
+               case_id_.c_str(), samples, work, eta().c_str(), tty_ ? "" : "\n");
   std::fflush(out_);
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "harness/environment.hpp"
 #include "harness/progress.hpp"
@@ -43,6 +44,7 @@ struct CaseContext {
   uint64_t seed = 0;
   std::atomic<bool> cancel{false};
   std::atomic<int> samples{0};
+  std::atomic<State*> live_state{nullptr};  // set once the State exists, for progress polling
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
@@ -91,6 +93,7 @@ struct CaseContext {
       info = workload->info();
       state = std::make_unique<State>(*info, spec.params, seed, work_dir);
       state->set_cancel_flag(&cancel);
+      live_state = state.get();
       if (backend != "cpu" && backend != "auto")
         state->skip("backend '" + backend + "' is not available for workload '" + spec.workload + "'");
       workload->setup(*state);
@@ -138,6 +141,29 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+// Commits a case, waiting out another writer's lock (SQLite's busy timeout, then a few retries) so a
+// finished case is not lost to a passing lock; any other store failure ends the run as failed.
+void store_case(reports::Store& store, int64_t run_id, reports::CaseRecord& rec) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      store.add_case(run_id, rec);
+      return;
+    } catch (const reports::StoreError& e) {
+      const std::string what = e.what();
+      const bool busy = what.find("locked") != std::string::npos || what.find("busy") != std::string::npos;
+      if (!busy || attempt == 6) {
+        try {
+          store.finish_run(run_id, "failed");
+        } catch (const reports::StoreError&) {
+        }
+        throw reports::StoreError("case " + rec.workload + "/" + rec.params_key + " could not be stored: " + what);
+      }
+      std::fprintf(stderr, "mlsysbench: store busy (%s); retry %d of 5 in 5 s\n", what.c_str(), attempt);
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+    }
+  }
+}
+
 }  // namespace
 
 bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise) {
@@ -156,11 +182,13 @@ uint64_t case_seed(uint64_t run_seed, const std::string& case_id) {
 }
 
 reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
-                             const std::atomic<bool>& cancel, const std::function<void(int)>& on_tick) {
+                             const std::atomic<bool>& cancel,
+                             const std::function<void(const CaseProgress&)>& on_tick) {
   reports::CaseRecord rec;
   rec.workload = spec.workload;
   rec.params = to_json(spec.params);
   rec.params_key = params_key(spec.params);
+  rec.label = spec.label;
   rec.backend = backend == "auto" ? "cpu" : backend;
   rec.started_at = unix_now();
 
@@ -188,7 +216,11 @@ reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, u
       ctx->cv.wait_for(lock, std::chrono::milliseconds(200));
       if (ctx->done) break;
       lock.unlock();
-      if (on_tick) on_tick(ctx->samples.load());
+      if (on_tick) {
+        CaseProgress p{ctx->samples.load()};
+        if (const State* st = ctx->live_state.load()) std::tie(p.done, p.total) = st->progress();
+        on_tick(p);
+      }
       lock.lock();
       const auto now = Clock::now();
       if (!ctx->cancel) {
@@ -227,6 +259,8 @@ reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, u
     rec.reason = ctx->reason;
   }
   if (finished && ctx->state) {
+    for (const auto& w : ctx->state->warnings())
+      rec.reason += (rec.reason.empty() ? "warning: " : "; warning: ") + w;
     rec.items = std::move(ctx->state->items());
     if (rec.status == "ok") {
       rec.samples = ctx->state->samples();
@@ -262,10 +296,10 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store&
   bool interrupted = false;
   for (size_t i = 0; i < plan.cases.size() && !interrupted; ++i) {
     const CaseSpec& spec = plan.cases[i];
-    progress.case_started(static_cast<int>(i), spec.id());
-    reports::CaseRecord rec =
-        run_case(spec, options.backend, options.seed, interrupt, [&](int n) { progress.tick(n); });
-    store.add_case(out.run_id, rec);
+    progress.case_started(static_cast<int>(i), spec.display_name());
+    reports::CaseRecord rec = run_case(spec, options.backend, options.seed, interrupt,
+                                       [&](const CaseProgress& p) { progress.tick(p.samples, p.done, p.total); });
+    store_case(store, out.run_id, rec);
     progress.case_finished(rec);
     if (rec.status == "ok") ++out.ok;
     else if (rec.status == "skipped") ++out.skipped;

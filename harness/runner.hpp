@@ -29,10 +29,15 @@ uint64_t case_seed(uint64_t run_seed, const std::string& case_id);
 /// a SkipCase gives status "skipped", FailCase or any exception "failed", the timeout "timeout",
 /// `cancel` set by the caller "interrupted"; `reason` says why. Failed, timed-out and interrupted
 /// cases keep no samples or summaries (their numbers are not trusted); items are kept unless the
-/// case timed out. `on_tick(n)` is called on the calling thread about 5 times a second with the number
-/// of samples measured so far (for progress output).
+/// case timed out. `on_tick` is called on the calling thread about 5 times a second (for progress output).
+struct CaseProgress {
+  int samples = 0;       ///< measured samples so far
+  int64_t done = 0;      ///< units of work done in the current sample (State::progress)
+  int64_t total = 0;     ///< of this many (0 = unknown)
+};
 reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
-                             const std::atomic<bool>& cancel, const std::function<void(int)>& on_tick = {});
+                             const std::atomic<bool>& cancel,
+                             const std::function<void(const CaseProgress&)>& on_tick = {});
 
 struct RunOptions {
   uint64_t seed = 1;

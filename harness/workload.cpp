@@ -1,5 +1,6 @@
 #include "harness/workload.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsb {
@@ -74,6 +75,11 @@ void State::record(std::string_view metric, double value) {
 void State::add_item(std::string key, nlohmann::json item) {
   if (warmup_) return;
   items_.emplace_back(std::move(key), std::move(item));
+}
+
+void State::warn(std::string message) {
+  if (std::find(warnings_.begin(), warnings_.end(), message) == warnings_.end())
+    warnings_.push_back(std::move(message));
 }
 
 void State::skip(std::string reason) const { throw SkipCase(std::move(reason)); }

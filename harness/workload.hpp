@@ -20,13 +20,21 @@
 namespace mlsb {
 
 /// One axis of a workload's parameter space (nvbench-style). `choices`, when not empty, lists the
-/// only allowed values of a String axis. Defaults are the values run when the CLI does not override.
+/// only allowed values of a String axis; `min`/`max`, when set, bound an Int or Float axis (inclusive).
+/// Defaults are the values run when the CLI does not override. Values are validated when the plan is
+/// built, so a bad value is an input error (exit 2), never a failed or skipped case.
 struct Axis {
   std::string name;
   AxisType type = AxisType::Int;
   std::vector<Value> defaults;
   std::string help;
   std::vector<std::string> choices;
+  std::optional<double> min{}, max{};
+  /// The value is a file or folder path (or one of `choices`, e.g. "auto", which then are keywords
+  /// rather than the only values). The plan makes such values independent of the checkout: a path
+  /// under the project root becomes "${source_dir}/...", one under the shared folder "${shared_dir}/...";
+  /// a path that does not exist is an input error. Workloads call expand_placeholders() on the value.
+  bool path = false;
 };
 
 /// Which direction of a metric is an improvement.
@@ -94,6 +102,16 @@ class State {
   void record(std::string_view metric, double value);
   /// Stores per-item detail (a task outcome, a loss point) under `key`.
   void add_item(std::string key, nlohmann::json item);
+  /// Notes something a user should see although the case is ok (bad records skipped, say): kept in
+  /// the case's reason and printed on the progress line. Repeated messages are kept once.
+  void warn(std::string message);
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Progress within the current sample (e.g. tasks done of total), shown on the progress line.
+  void progress(int64_t done, int64_t total) {
+    progress_done_ = done;
+    progress_total_ = total;
+  }
+  std::pair<int64_t, int64_t> progress() const { return {progress_done_.load(), progress_total_.load()}; }
 
   [[noreturn]] void skip(std::string reason) const;
   [[noreturn]] void fail(std::string reason) const;
@@ -121,6 +139,8 @@ class State {
   const std::atomic<bool>* cancel_ = nullptr;
   std::map<std::string, std::vector<double>> samples_;
   std::vector<std::pair<std::string, nlohmann::json>> items_;
+  std::vector<std::string> warnings_;
+  std::atomic<int64_t> progress_done_{0}, progress_total_{0};
 };
 
 /// A benchmark workload. setup/teardown are untimed; sample records one measured sample of every

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "mcp/jsonrpc.hpp"
 #include "mcp/rpc_session.hpp"
 #include "mcp/transport_factory.hpp"
 
@@ -18,9 +19,10 @@ const std::vector<std::string>& supported_protocol_versions() {
 std::string CallResult::text() const {
   std::string out;
   for (const auto& block : content) {
-    if (!block.is_object() || block.value("type", "") != "text") continue;
+    if (!block.is_object() || block.value("type", json()) != "text") continue;
+    const auto text = block.find("text");
     if (!out.empty()) out += '\n';
-    out += block.value("text", "");
+    if (text != block.end() && text->is_string()) out += text->get_ref<const std::string&>();
   }
   return out;
 }
@@ -44,8 +46,16 @@ class SessionClient final : public Client {
     json params = json::object();
     while (true) {
       const json result = request("tools/list", params);
-      for (const auto& t : result.value("tools", json::array())) {
-        tools.push_back({t.value("name", ""), t.value("description", ""), t.value("inputSchema", json::object())});
+      const json tool_list = result.value("tools", json::array());
+      if (!tool_list.is_array()) malformed("tools/list", "`tools` is not an array", result);
+      for (const auto& t : tool_list) {
+        const auto name = t.is_object() ? t.find("name") : t.end();
+        if (name == t.end() || !name->is_string()) malformed("tools/list", "a tool has no string `name`", t);
+        const json description = t.value("description", json(""));
+        if (!description.is_string()) malformed("tools/list", "a tool's `description` is not a string", t);
+        const json schema = t.value("inputSchema", json::object());
+        if (!schema.is_object()) malformed("tools/list", "a tool's `inputSchema` is not an object", t);
+        tools.push_back({name->get<std::string>(), description.get<std::string>(), schema});
       }
       const auto cursor = result.find("nextCursor");
       if (cursor == result.end() || !cursor->is_string()) return tools;
@@ -70,8 +80,17 @@ class SessionClient final : public Client {
   void close() override { session_.close(); }
 
  private:
+  /// The `result` of a request; throws McpError (malformed()) when it is not an object.
   json request(const std::string& method, const json& params) {
-    return session_.request(method, params, options_.request_timeout);
+    json result = session_.request(method, params, options_.request_timeout);
+    if (!result.is_object()) malformed(method, "the result is not an object", result);
+    return result;
+  }
+
+  /// Throws McpError "server 'NAME': malformed METHOD result: PROBLEM: <excerpt of `value`>".
+  [[noreturn]] void malformed(const std::string& method, const std::string& problem, const json& value) const {
+    throw McpError("server '" + name_ + "': malformed " + method + " result: " + problem + ": " +
+                   jsonrpc::dump_excerpt(value));
   }
 
   void initialize() {

@@ -19,12 +19,14 @@ struct HttpTransport::Exchange {
   HttpTransport* self;
   std::optional<json> awaited_id;  ///< the id of the request sent, if it was one
   bool answered = false;           ///< its response arrived (the rest of an SSE stream is not awaited)
+  bool too_big = false;            ///< the body or an SSE event outgrew jsonrpc::kMaxMessageBytes
   std::string content_type, session_id, body;
   long status = 0;
   SseParser sse;
 
   Exchange(HttpTransport* t, std::optional<json> id)
-      : self(t), awaited_id(std::move(id)), sse([this](const SseEvent& e) { on_event(e); }) {}
+      : self(t), awaited_id(std::move(id)),
+        sse([this](const SseEvent& e) { on_event(e); }, jsonrpc::kMaxMessageBytes) {}
 
   void deliver(json message) {
     if (awaited_id && message.is_object() && jsonrpc::classify(message) == jsonrpc::Kind::response &&
@@ -35,9 +37,9 @@ struct HttpTransport::Exchange {
   }
   void on_event(const SseEvent& e) {
     if (e.event != "message" || e.data.empty()) return;
-    json message = json::parse(e.data, nullptr, false);
-    if (message.is_discarded()) self->warn_("skipping an SSE event whose data is not JSON: " + e.data.substr(0, 200));
-    else deliver(std::move(message));
+    std::string problem;
+    if (auto message = jsonrpc::parse_message(e.data, problem)) deliver(std::move(*message));
+    else self->warn_("skipping an SSE event whose data " + problem);
   }
 };
 
@@ -89,12 +91,15 @@ size_t HttpTransport::on_header(char* data, size_t size, size_t count, void* p) 
 size_t HttpTransport::on_body(char* data, size_t size, size_t count, void* p) {
   auto& ex = *static_cast<Exchange*>(p);
   const size_t n = size * count;
+  // Returning less than n ends the transfer: once answered, the server need not close the stream for us.
   if (ex.content_type.starts_with("text/event-stream")) {
     ex.sse.feed(std::string_view(data, n));
-    return ex.answered ? 0 : n;  // 0 ends the transfer: the server need not close the stream for us
+    ex.too_big = ex.sse.overflowed();
+    return ex.answered || ex.too_big ? 0 : n;
   }
-  ex.body.append(data, n);
-  return n;
+  ex.too_big = ex.body.size() + n > jsonrpc::kMaxMessageBytes;
+  if (!ex.too_big) ex.body.append(data, n);
+  return ex.too_big ? 0 : n;
 }
 
 void HttpTransport::send(const json& message, std::chrono::milliseconds timeout) {
@@ -128,6 +133,10 @@ void HttpTransport::send(const json& message, std::chrono::milliseconds timeout)
   if (rc == CURLE_OPERATION_TIMEDOUT) {
     throw TimeoutError(where + " timed out after " + std::to_string(timeout.count()) + " ms");
   }
+  if (ex.too_big) {
+    throw McpError(where + " answered a message larger than " + std::to_string(jsonrpc::kMaxMessageBytes >> 20) +
+                   " MiB");
+  }
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && ex.answered)) {
     throw McpError(where + " failed: " + (*errbuf ? errbuf : curl_easy_strerror(rc)));
   }
@@ -140,9 +149,10 @@ void HttpTransport::send(const json& message, std::chrono::milliseconds timeout)
     session_id_ = ex.session_id;
   }
   if (!ex.body.empty()) {
-    json reply = json::parse(ex.body, nullptr, false);
-    if (reply.is_discarded()) throw McpError(where + " answered a body that is not JSON: " + ex.body.substr(0, kErrorExcerpt));
-    ex.deliver(std::move(reply));
+    std::string problem;
+    auto reply = jsonrpc::parse_message(ex.body, problem);
+    if (!reply) throw McpError(where + " answered a body that " + problem);
+    ex.deliver(std::move(*reply));
   }
 }
 

@@ -1,5 +1,9 @@
 #include "mcp/jsonrpc.hpp"
 
+#include <stdexcept>
+
+#include "harness/json_parse.hpp"
+
 namespace mlsb::mcp::jsonrpc {
 
 using nlohmann::json;
@@ -22,6 +26,26 @@ json result(const json& id, const json& result) {
 
 json error(const json& id, int code, const std::string& message) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+std::string excerpt(std::string_view text) {
+  constexpr size_t kExcerpt = 300;
+  return std::string(text.substr(0, kExcerpt)) + (text.size() > kExcerpt ? "..." : "");
+}
+
+std::string dump_excerpt(const json& value) {
+  return excerpt(value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+std::optional<json> parse_message(std::string_view text, std::string& problem) {
+  try {
+    return mlsb::parse_json_limited(text);
+  } catch (const json::parse_error&) {
+    problem = "is not JSON: " + excerpt(text);
+  } catch (const std::length_error&) {
+    problem = "nests JSON deeper than " + std::to_string(mlsb::kMaxJsonDepth) + " levels: " + excerpt(text);
+  }
+  return std::nullopt;
 }
 
 Kind classify(const json& m) {

@@ -1,11 +1,34 @@
 #include "mcp/rpc_session.hpp"
 
+#include <climits>
+
 #include "mcp/client.hpp"
 #include "mcp/jsonrpc.hpp"
 
 namespace mlsb::mcp {
 
 using nlohmann::json;
+
+namespace {
+
+/// What makes `response` (a message classify()ed as a response) malformed, or "" when it is not.
+std::string malformed(const json& response) {
+  const auto err = response.find("error");
+  if (err == response.end()) return "";
+  if (response.contains("result")) return "it has both `result` and `error`";
+  if (!err->is_object()) return "its `error` is not an object";
+  const auto code = err->find("code");
+  if (code == err->end() || !code->is_number_integer()) return "its error `code` is missing or not an integer";
+  if (code->is_number_unsigned() ? code->get<uint64_t>() > uint64_t{INT_MAX}
+                                 : code->get<int64_t>() < INT_MIN || code->get<int64_t>() > INT_MAX) {
+    return "its error `code` is out of range";
+  }
+  const auto message = err->find("message");
+  if (message == err->end() || !message->is_string()) return "its error `message` is missing or not a string";
+  return "";
+}
+
+}  // namespace
 
 RpcSession::RpcSession(std::unique_ptr<Transport> transport, WarningSink warn)
     : transport_(std::move(transport)), warn_(std::move(warn)) {
@@ -43,12 +66,15 @@ json RpcSession::request(const std::string& method, const json& params, std::chr
   }
   if (pending->ended) throw McpError(*pending->ended + " (while waiting for '" + method + "')");
   const json& response = pending->response;
+  if (const std::string problem = malformed(response); !problem.empty()) {
+    throw McpError(prefix() + "malformed response to '" + method + "': " + problem + ": " +
+                   jsonrpc::dump_excerpt(response));
+  }
   if (const auto err = response.find("error"); err != response.end()) {
-    const int code = err->is_object() ? err->value("code", jsonrpc::kInternalError) : jsonrpc::kInternalError;
-    const std::string message = err->is_object() ? err->value("message", std::string()) : err->dump();
-    throw RpcError(code, prefix() + "'" + method + "' failed: " + message + " (JSON-RPC error " +
-                             std::to_string(code) + ")",
-                   err->is_object() ? err->value("data", json()) : json());
+    const int code = err->at("code").get<int>();
+    throw RpcError(code, prefix() + "'" + method + "' failed: " + err->at("message").get<std::string>() +
+                             " (JSON-RPC error " + std::to_string(code) + ")",
+                   err->value("data", json()));
   }
   return response.at("result");
 }
@@ -80,7 +106,9 @@ void RpcSession::on_message(json message) {
     case jsonrpc::Kind::response: on_response(message); break;
     case jsonrpc::Kind::request: on_server_request(message); break;
     case jsonrpc::Kind::notification: break;  // logging/progress/list_changed: nothing to do for us
-    case jsonrpc::Kind::invalid: warn_("ignoring a message that is not JSON-RPC 2.0: " + message.dump()); break;
+    case jsonrpc::Kind::invalid:
+      warn_("ignoring a message that is not JSON-RPC 2.0: " + jsonrpc::dump_excerpt(message));
+      break;
   }
 }
 

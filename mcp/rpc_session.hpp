@@ -26,8 +26,9 @@ class RpcSession {
   RpcSession& operator=(const RpcSession&) = delete;
 
   /// Sends a request and waits for its response's `result`. Thread-safe. Throws RpcError (error response),
-  /// TimeoutError (no response within `timeout`; a late response is then logged and dropped), McpError
-  /// (connection ended or closed, before or while waiting).
+  /// TimeoutError (no response within `timeout`, sending included; a late response is then logged and
+  /// dropped), McpError (connection ended or closed, before or while waiting; a malformed response, e.g. an
+  /// error object whose `code` is not an integer or whose `message` is not a string, naming what is wrong).
   nlohmann::json request(const std::string& method, const nlohmann::json& params,
                          std::chrono::milliseconds timeout);
   /// Sends a notification. Throws McpError when the connection is gone.

@@ -8,11 +8,12 @@ void SseParser::feed(std::string_view chunk) {
     if (chunk[0] == '\n') pos = 1;
     skip_lf_ = false;
   }
-  while (pos < chunk.size()) {
+  while (!overflow_ && pos < chunk.size()) {
     const size_t end = chunk.find_first_of("\r\n", pos);
     if (end == std::string_view::npos) {
       partial_.append(chunk.substr(pos));
-      return;
+      overflow_ = partial_.size() > max_bytes_;
+      break;
     }
     if (partial_.empty()) {
       line(chunk.substr(pos, end - pos));
@@ -51,6 +52,7 @@ void SseParser::line(std::string_view text) {
     if (has_data_) data_ += '\n';
     data_.append(value);
     has_data_ = true;
+    overflow_ = data_.size() > max_bytes_;
   } else if (field == "event") {
     event_.assign(value);
   } else if (field == "id") {

@@ -1,5 +1,6 @@
 #pragma once
 // Incremental parser for Server-Sent Events (text/event-stream, WHATWG HTML "server-sent events").
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,14 +20,21 @@ struct SseEvent {
 class SseParser {
  public:
   using Handler = std::function<void(const SseEvent&)>;
-  explicit SseParser(Handler on_event) : on_event_(std::move(on_event)) {}
+  /// `max_bytes` bounds an unfinished line and an event's data.
+  explicit SseParser(Handler on_event, size_t max_bytes = SIZE_MAX)
+      : on_event_(std::move(on_event)), max_bytes_(max_bytes) {}
 
+  /// Ignored once overflowed().
   void feed(std::string_view chunk);
+  /// Whether a line or an event's data grew past `max_bytes` (the stream is unusable then).
+  bool overflowed() const { return overflow_; }
 
  private:
   void line(std::string_view text);
 
   Handler on_event_;
+  size_t max_bytes_;
+  bool overflow_ = false;
   std::string partial_;        ///< bytes of an unfinished line
   bool skip_lf_ = false;       ///< the previous chunk ended with CR: a leading LF belongs to it
   std::string data_, event_, last_id_;

@@ -1,5 +1,8 @@
 #include "mcp/sse_transport.hpp"
 
+#include <algorithm>
+
+#include "mcp/jsonrpc.hpp"
 #include "mcp/sse_parser.hpp"
 
 namespace mlsb::mcp {
@@ -26,8 +29,10 @@ std::optional<std::string> resolve_url(const std::string& base, const std::strin
   return out;
 }
 
+/// Keeps the first kErrorExcerpt bytes of a POST's reply body (only an error status shows it).
 size_t collect(char* data, size_t size, size_t count, void* body) {
-  static_cast<std::string*>(body)->append(data, size * count);
+  auto& kept = *static_cast<std::string*>(body);
+  kept.append(data, std::min(size * count, kErrorExcerpt - kept.size()));
   return size * count;
 }
 
@@ -67,21 +72,22 @@ void SseTransport::on_event(const SseEvent& event) {
     if (url && endpoint_.empty()) endpoint_ = *url;
     cv_.notify_all();
   } else if (event.event == "message") {
-    json message = json::parse(event.data, nullptr, false);
-    if (message.is_discarded()) warn_("skipping an SSE event whose data is not JSON: " + event.data.substr(0, 200));
-    else on_message_(std::move(message));
+    std::string problem;
+    if (auto message = jsonrpc::parse_message(event.data, problem)) on_message_(std::move(*message));
+    else warn_("skipping an SSE event whose data " + problem);
   }
 }
 
 void SseTransport::stream_loop() {
-  SseParser parser([this](const SseEvent& e) { on_event(e); });
+  SseParser parser([this](const SseEvent& e) { on_event(e); }, jsonrpc::kMaxMessageBytes);
   CurlEasy h = make_curl_easy();
   CurlHeaders headers;
   headers.add("Accept: text/event-stream");
   for (const auto& [k, v] : spec_.headers) headers.add(k + ": " + v);
-  auto feed = +[](char* data, size_t size, size_t count, void* p) {
-    static_cast<SseParser*>(p)->feed(std::string_view(data, size * count));
-    return size * count;
+  auto feed = +[](char* data, size_t size, size_t count, void* p) -> size_t {
+    auto& parser = *static_cast<SseParser*>(p);
+    parser.feed(std::string_view(data, size * count));
+    return parser.overflowed() ? 0 : size * count;
   };
   curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
   curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
@@ -100,6 +106,9 @@ void SseTransport::stream_loop() {
     if (running) curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
   }
   std::string why = "server '" + spec_.name + "': SSE stream " + spec_.url + " ended";
+  if (parser.overflowed()) {
+    why += ": an event grew past " + std::to_string(jsonrpc::kMaxMessageBytes >> 20) + " MiB";
+  }
   int left = 0;
   while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
     if (m->msg == CURLMSG_DONE && m->data.result != CURLE_OK) why += ": " + std::string(curl_easy_strerror(m->data.result));
@@ -147,7 +156,7 @@ void SseTransport::send(const json& message, std::chrono::milliseconds timeout) 
   if (rc != CURLE_OK) throw McpError(where + " failed: " + curl_easy_strerror(rc));
   if (status >= 400) {
     throw McpError(where + " answered HTTP " + std::to_string(status) +
-                   (body.empty() ? "" : ": " + body.substr(0, kErrorExcerpt)));
+                   (body.empty() ? "" : ": " + body));
   }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// MCP stdio transport: the server is a child process; messages are newline-delimited JSON on its
-// stdin/stdout; its stderr goes to a log file.
+// MCP stdio transport: the server is a child process (in a process group of its own); messages are
+// newline-delimited JSON on its stdin/stdout; its stderr is pumped through us into its capped log file.
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,13 +21,20 @@ class StdioTransport final : public Transport {
 
   /// Spawns the server and starts the reader thread. Throws McpError when spawning fails.
   void start(MessageHandler on_message, CloseHandler on_close) override;
-  /// Writes one line. Throws McpError naming the server when it no longer reads its stdin.
+  /// Writes one line within `timeout`. Throws McpError naming the server when it no longer reads its
+  /// stdin, TimeoutError when it does not take the line in time (its stdin is closed then: the stream is
+  /// broken).
   void send(const nlohmann::json& message, std::chrono::milliseconds timeout) override;
+  /// Stops the server's whole process group (see ChildProcess::stop) and the reader thread.
   void close() noexcept override;
 
  private:
+  /// Reads stdout (lines to handle_line) and stderr (to the log) until stdout ends, a line grows past
+  /// jsonrpc::kMaxMessageBytes (that ends the connection), or close().
   void read_loop();
   void handle_line(std::string_view line);
+  /// Reads one chunk of the server's stderr into its log (append_to_server_log). False at end or error.
+  bool pump_stderr(int fd);
 
   ServerSpec spec_;
   SpawnOptions spawn_;

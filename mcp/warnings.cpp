@@ -1,6 +1,7 @@
 #include "mcp/warnings.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -8,18 +9,54 @@
 
 namespace mlsb::mcp {
 
-void WarningSink::operator()(std::string_view text) const noexcept {
+namespace {
+
+std::string line_about(const std::string& server, std::string_view text) {
+  return "mlsysbench mcp: server '" + server + "': " + std::string(text) + "\n";
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool append_to_server_log(const std::string& path, const std::string& server, std::string_view bytes) noexcept {
   try {
-    const std::string line = "mlsysbench mcp: server '" + server_ + "': " + std::string(text) + "\n";
-    if (!path_.empty()) {
-      // O_APPEND: one write() per line, so lines never interleave with the server's own stderr.
-      const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        const ssize_t n = ::write(fd, line.data(), line.size());
-        ::close(fd);
-        if (n == static_cast<ssize_t>(line.size())) return;
+    // One lock for all logs: the size check and the write must not interleave with another append (the
+    // server's stderr reaches the file only through here, so the file's size is the truth).
+    static std::mutex mu;
+    std::lock_guard lock(mu);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    struct stat st{};
+    bool ok = ::fstat(fd, &st) == 0;
+    const auto size = static_cast<std::uintmax_t>(st.st_size);
+    if (ok && size <= kMaxServerLogBytes) {  // at the cap exactly, the first byte dropped still gets the note
+      const bool fits = bytes.size() <= kMaxServerLogBytes - size;
+      ok = write_all(fd, fits ? bytes : bytes.substr(0, kMaxServerLogBytes - size));
+      if (ok && !fits) {
+        ok = write_all(fd, "\n" + line_about(server, "log reached " + std::to_string(kMaxServerLogBytes >> 20) +
+                                                         " MiB; dropping the rest"));
       }
     }
+    ::close(fd);
+    return ok;
+  } catch (...) {
+    return false;
+  }
+}
+
+void WarningSink::operator()(std::string_view text) const noexcept {
+  try {
+    const std::string line = line_about(server_, text);
+    if (!path_.empty() && append_to_server_log(path_, server_, line)) return;
     static std::mutex mu;
     std::lock_guard lock(mu);
     std::cerr << line << std::flush;

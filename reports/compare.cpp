@@ -5,6 +5,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "reports/case_names.hpp"
+
 namespace mlsb::reports {
 namespace {
 
@@ -22,24 +24,34 @@ double min_achievable_p(size_t n1, size_t n2) {
   return mann_whitney_p(a, b);
 }
 
-Verdict decide(const MetricComparison& m, std::span<const double> base, std::span<const double> cand,
-               const CompareOptions& o) {
+Significance significance_for(size_t base_n, size_t cand_n, const CompareOptions& o) {
+  if (base_n < 2 || cand_n < 2) return Significance::None;
+  return min_achievable_p(base_n, cand_n) < o.alpha ? Significance::UTest : Significance::RatioCI;
+}
+
+Verdict decide(const MetricComparison& m, const CompareOptions& o) {
   const double change = m.cand_median - m.base_median;
   if (std::fabs(change) <= o.threshold * std::fabs(m.base_median)) return Verdict::Same;
   const bool improved = (change < 0) == (m.better == Better::Lower);
   const Verdict direction = improved ? Verdict::Better : Verdict::Worse;
-  if (min_achievable_p(base.size(), cand.size()) < o.alpha) return m.p_value < o.alpha ? direction : Verdict::Noisy;
-  if (base.size() < 2 || cand.size() < 2 || !std::isfinite(m.ci_lo) || !std::isfinite(m.ci_hi)) return Verdict::Noisy;
+  switch (m.significance) {
+    case Significance::None: return direction;  // no noise estimate: the threshold alone decides
+    case Significance::UTest: return m.p_value < o.alpha ? direction : Verdict::Noisy;
+    case Significance::RatioCI: break;
+  }
+  if (!std::isfinite(m.ci_lo) || !std::isfinite(m.ci_hi)) return Verdict::Noisy;
   const bool ratio_up = (change > 0) == (m.base_median > 0);  // the ratio moves above 1
   const bool beyond = ratio_up ? m.ci_lo > 1 + o.threshold : m.ci_hi < 1 - o.threshold;
   return beyond ? direction : Verdict::Noisy;
 }
 
-MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, const std::string& metric,
-                                const std::vector<double>& b, const std::vector<double>& c, const CompareOptions& o) {
+MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, const std::string& name,
+                                const std::string& metric, const std::vector<double>& b, const std::vector<double>& c,
+                                const CompareOptions& o) {
   MetricComparison m;
   m.workload = base.workload;
   m.params_key = base.params_key;
+  m.name = name;
   m.metric = metric;
   for (const CaseRecord* rec : {&base, &cand})  // the candidate's declaration wins
     for (const auto& s : rec->summaries)
@@ -52,6 +64,7 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.cand_n = static_cast<int64_t>(c.size());
   m.base_median = median(b);
   m.cand_median = median(c);
+  m.significance = significance_for(b.size(), c.size(), o);
   if (b == c) {  // A/A: exactly the same samples, whatever their number
     m.ratio = m.ci_lo = m.ci_hi = m.p_value = 1;
     m.verdict = Verdict::Same;
@@ -62,13 +75,22 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.ci_lo = ci.lo;
   m.ci_hi = ci.hi;
   m.p_value = mann_whitney_p(b, c);
-  m.verdict = decide(m, b, c, o);
+  m.verdict = decide(m, o);
   return m;
 }
 
 std::string case_key(const CaseRecord& c) { return c.workload + '\n' + c.params_key; }
 
 }  // namespace
+
+std::string_view to_string(Significance s) {
+  switch (s) {
+    case Significance::UTest: return "u-test";
+    case Significance::RatioCI: return "ratio-ci";
+    case Significance::None: return "none";
+  }
+  return "none";
+}
 
 std::string_view to_string(Verdict v) {
   switch (v) {
@@ -97,34 +119,38 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   if (!(options.threshold >= 0)) throw std::invalid_argument("compare: threshold must be >= 0");
   if (!(options.alpha > 0 && options.alpha < 1)) throw std::invalid_argument("compare: alpha must be in (0, 1)");
   Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}};
+  const std::vector<std::string> base_names = case_display_names(base.cases);
+  const std::vector<std::string> cand_names = case_display_names(cand.cases);
   // Cases with the same workload and params pair up in run order (first with first, second with second).
-  std::map<std::string, std::vector<const CaseRecord*>> cand_cases;
-  for (const auto& c : cand.cases) cand_cases[case_key(c)].push_back(&c);
+  std::map<std::string, std::vector<size_t>> cand_cases;  // key -> indices into cand.cases
+  for (size_t i = 0; i < cand.cases.size(); ++i) cand_cases[case_key(cand.cases[i])].push_back(i);
   std::map<std::string, size_t> used;
-  for (const auto& b : base.cases) {
+  for (size_t i = 0; i < base.cases.size(); ++i) {
+    const CaseRecord& b = base.cases[i];
     const std::string key = case_key(b);
     auto& candidates = cand_cases[key];
     size_t& next = used[key];
     if (next >= candidates.size()) {
-      cmp.only_base.push_back({b.workload, b.params_key, b.status, ""});
+      cmp.only_base.push_back({b.workload, b.params_key, b.status, "", base_names[i]});
       continue;
     }
-    const CaseRecord& c = *candidates[next++];
+    const CaseRecord& c = cand.cases[candidates[next++]];
     if (b.status != "ok" || c.status != "ok" || !has_samples(b) || !has_samples(c)) {
-      cmp.not_compared.push_back({b.workload, b.params_key, b.status, c.status});
+      cmp.not_compared.push_back({b.workload, b.params_key, b.status, c.status, base_names[i]});
       continue;
     }
     for (const auto& [metric, bv] : b.samples) {
       const auto it = c.samples.find(metric);
       if (bv.empty() || it == c.samples.end() || it->second.empty()) continue;
-      cmp.metrics.push_back(compare_metric(b, c, metric, bv, it->second, options));
+      cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options));
     }
   }
-  for (const auto& c : cand.cases) {
+  for (size_t i = 0; i < cand.cases.size(); ++i) {
+    const CaseRecord& c = cand.cases[i];
     const std::string key = case_key(c);
-    if (used[key] < cand_cases[key].size() && cand_cases[key][used[key]] == &c) {
+    if (used[key] < cand_cases[key].size() && cand_cases[key][used[key]] == i) {
       ++used[key];
-      cmp.only_cand.push_back({c.workload, c.params_key, "", c.status});
+      cmp.only_cand.push_back({c.workload, c.params_key, "", c.status, cand_names[i]});
     }
   }
   return cmp;

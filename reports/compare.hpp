@@ -1,5 +1,6 @@
 #pragma once
-// Compares two runs case by case (matched by workload + params_key) and metric by metric.
+// Compares two runs case by case (matched by workload + params_key; shown by display name, see
+// reports/case_names.hpp) and metric by metric.
 //
 // Per metric present in both cases (with samples on both sides):
 //   ratio  = median(cand) / median(base)                       (NaN when the base median is 0)
@@ -8,12 +9,15 @@
 // Verdict, with t = threshold and a = alpha:
 //   same   when |median(cand) - median(base)| <= t * |median(base)| (the change is within the threshold);
 //   otherwise the direction is "better" or "worse" by the sign of the change and the metric's Better, and
-//   - when the U test can reach significance at these sample sizes (its smallest possible p, for fully
-//     separated samples, is below a; this needs n >= 4 on both sides at a = 0.05):
+//   the significance test depends on the sample sizes (MetricComparison::significance):
+//   - UTest, when the U test can reach significance at these sample sizes (its smallest possible p, for
+//     fully separated samples, is below a; this needs n >= 4 on both sides at a = 0.05):
 //       p < a -> better/worse, else noisy;
-//   - when it cannot (too few samples): better/worse only when both sides have n >= 2 and the whole
-//     bootstrap CI of the ratio lies beyond 1 +- t on the side of the change; else noisy.
-//     A single sample carries no estimate of its noise, so n = 1 on either side is never significant.
+//   - RatioCI, when it cannot but both sides have n >= 2: better/worse only when the whole bootstrap CI
+//     of the ratio lies beyond 1 +- t on the side of the change; else noisy;
+//   - None, when either side has n = 1: a single sample carries no estimate of its noise, so no test is
+//     possible and the threshold alone decides (better/worse), as Google Benchmark's compare.py does
+//     without repetitions. The renderings mark such rows "n=1" and advise --repetitions.
 // Identical samples (A/A) give ratio 1 and "same", whatever n is.
 #include <string>
 #include <string_view>
@@ -31,6 +35,11 @@ struct CompareOptions {
 enum class Verdict { Better, Worse, Same, Noisy };
 std::string_view to_string(Verdict v);
 
+/// How a verdict beyond the threshold was tested (see the rule above).
+enum class Significance { UTest, RatioCI, None };
+/// "u-test" | "ratio-ci" | "none".
+std::string_view to_string(Significance s);
+
 struct MetricComparison {
   std::string workload, params_key, metric, unit;
   Better better = Better::Lower;
@@ -41,11 +50,14 @@ struct MetricComparison {
   double ci_lo = 0, ci_hi = 0;  ///< bootstrap 95% CI of the ratio (NaN when undefined)
   double p_value = 1;           ///< Mann-Whitney U, two-sided
   Verdict verdict = Verdict::Same;
+  std::string name;             ///< the case's display name in the base run
+  Significance significance = Significance::UTest;  ///< None when either side has a single sample
 };
 
 /// A case named by workload and params, with its status in each run ("" when absent from that run).
 struct CaseStatus {
   std::string workload, params_key, base_status, cand_status;
+  std::string name;  ///< display name (in the base run when the case is there, else in the candidate)
 };
 
 struct Comparison {

@@ -27,6 +27,7 @@ struct CaseRecord {
   std::string workload;
   nlohmann::json params = nlohmann::json::object();  ///< {"axis": value}
   std::string params_key;                             ///< canonical "a=1,b=x"
+  std::string label;  ///< short display name: the params that differ from the axis defaults ("" = all defaults)
   std::string backend = "cpu";
   std::string comm = "local";
   int ranks = 1;
@@ -59,6 +60,17 @@ struct RunRecord {
 struct RunData {
   RunRecord run;
   std::vector<CaseRecord> cases;
+};
+
+/// A run's case counts by status: ok, failed (status "failed" or "timeout") and other (skipped, interrupted).
+struct CaseCounts {
+  int64_t ok = 0, failed = 0, other = 0;
+};
+
+/// A run with its case counts, as `db ls` lists it (Store::list_run_summaries).
+struct RunSummary {
+  RunRecord run;
+  CaseCounts cases;
 };
 
 }  // namespace mlsb::reports

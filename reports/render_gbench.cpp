@@ -1,6 +1,7 @@
 // Google-Benchmark-compatible JSON, readable by Google Benchmark's tools/compare.py.
 // Mapping (also in REPORT_SCHEMA.md):
-//  - one benchmark family per ok case with samples, named "<workload>/<axis>:<value>/..." (GB's named args);
+//  - one benchmark family per ok case with samples, named by the case's display name ("<workload>/<label>",
+//    see reports/case_names.hpp), which compare.py matches between two files;
 //  - the timed metric: the primary metric when its unit is a time (ns, us, ms, s), else the case's first
 //    time metric, else the primary metric as is (then "label" says so: compare.py treats real_time as
 //    lower-is-better, so its verdict reads backwards for a higher-is-better metric);
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <map>
 
+#include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"
 
@@ -52,13 +54,6 @@ std::string timed_metric(const CaseRecord& c) {
   return c.samples.count(c.primary_metric) ? c.primary_metric : "";
 }
 
-std::string family_name(const CaseRecord& c) {
-  std::string name = c.workload;
-  for (const auto& [axis, value] : c.params.items())
-    name += "/" + axis + ":" + (value.is_string() ? value.get<std::string>() : value.dump());
-  return name;
-}
-
 ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
 double stat(const Summary& s, const std::string& aggregate) {
@@ -68,7 +63,7 @@ double stat(const Summary& s, const std::string& aggregate) {
   return s.rel_stddev;  // cv
 }
 
-void add_case(ojson& benchmarks, const CaseRecord& c, int family) {
+void add_case(ojson& benchmarks, const CaseRecord& c, const std::string& name, int family) {
   const std::string metric = timed_metric(c);
   if (metric.empty()) return;
   const auto& values = c.samples.at(metric);
@@ -78,7 +73,6 @@ void add_case(ojson& benchmarks, const CaseRecord& c, int family) {
     unit = "s";
     label = "real_time carries " + metric + " [" + unit_of(c, metric) + "], not a time";
   }
-  const std::string name = family_name(c);
   const auto reps = static_cast<int64_t>(values.size());
   const auto entry = [&](const std::string& entry_name, const std::string& run_type) {
     return ojson{{"name", entry_name}, {"family_index", family}, {"per_family_instance_index", 0},
@@ -116,12 +110,10 @@ void add_case(ojson& benchmarks, const CaseRecord& c, int family) {
   }
 }
 
-// The first string (or number) found at one of `pointers` in the environment JSON.
-ojson env_value(const nlohmann::json& env, std::initializer_list<const char*> pointers) {
-  for (const char* p : pointers) {
-    const nlohmann::json::json_pointer ptr(p);
-    if (env.is_object() && env.contains(ptr) && env.at(ptr).is_primitive()) return ojson::parse(env.at(ptr).dump());
-  }
+// The scalar at `pointer` in the environment JSON (keys as harness/environment.cpp captures them), else null.
+ojson env_value(const nlohmann::json& env, const char* pointer) {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (env.is_object() && env.contains(ptr) && env.at(ptr).is_primitive()) return ojson::parse(env.at(ptr).dump());
   return nullptr;
 }
 
@@ -130,17 +122,19 @@ ojson env_value(const nlohmann::json& env, std::initializer_list<const char*> po
 std::string render_gbench(const RunData& data) {
   const RunRecord& r = data.run;
   ojson context = {{"date", iso_time(r.started_at)},
-                   {"host_name", env_value(r.env, {"/host/name", "/hostname", "/host_name"})},
+                   {"host_name", env_value(r.env, "/host")},
                    {"executable", "mlsysbench"},
-                   {"num_cpus", env_value(r.env, {"/cpu/count", "/cpu/logical_cores", "/num_cpus"})},
-                   {"library_build_type", std::string_view(MLSB_BUILD_TYPE) == "Debug" ? "debug" : "release"},
+                   {"num_cpus", env_value(r.env, "/cores")},
+                   // The build that measured the run (its recorded environment), not the one rendering it.
+                   {"library_build_type", r.env.value("build_type", "") == "Debug" ? "debug" : "release"},
                    {"mlsysbench_run", r.uuid},
                    {"mlsysbench_suite", r.suite},
                    {"mlsysbench_git_sha", r.git_sha}};
   ojson benchmarks = ojson::array();
+  const std::vector<std::string> names = case_display_names(data.cases);
   int family = 0;
-  for (const auto& c : data.cases)
-    if (c.status == "ok") add_case(benchmarks, c, family++);
+  for (size_t i = 0; i < data.cases.size(); ++i)
+    if (data.cases[i].status == "ok") add_case(benchmarks, data.cases[i], names[i], family++);
   return ojson{{"context", std::move(context)}, {"benchmarks", std::move(benchmarks)}}.dump(2) + "\n";
 }
 

@@ -12,11 +12,13 @@ namespace {
 constexpr const char* kStyle = R"css(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d0d7de}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0 16px;max-width:100%}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
 table.meta th{width:9em}tr.total td{font-weight:600}
 tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
 figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
+svg.chart{max-width:100%;height:auto}
 svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
 svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
 code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
@@ -28,17 +30,20 @@ void meta_table(std::string& out, const std::vector<std::pair<std::string, std::
   out += "</tbody></table>\n";
 }
 
+// One chart per metric that at least two ok cases report (a single bar compares nothing; the metrics
+// table shows every value).
 void charts(std::string& out, const WorkloadGroup& g) {
   for (const auto& [metric, unit] : g.metrics) {
     std::vector<Bar> bars;
     Better better = Better::Lower;
-    for (const CaseRecord* c : g.cases) {
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      const CaseRecord* c = g.cases[i];
       const SummaryRow* s = c->status == "ok" ? find_summary(*c, metric) : nullptr;
       if (!s) continue;
       better = s->better;
-      bars.push_back({case_label(*c), s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
+      bars.push_back({g.names[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
     }
-    if (bars.empty()) continue;
+    if (bars.size() < 2) continue;
     const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + ", " +
                                 std::string(to_string(better)) + " is better: median per case, 95% CI";
     out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
@@ -46,10 +51,10 @@ void charts(std::string& out, const WorkloadGroup& g) {
   }
 }
 
-void task_tables(std::string& out, const CaseRecord& c) {
+void task_tables(std::string& out, const CaseRecord& c, const std::string& name) {
   const auto tasks = summarize_tasks(c);
   if (!tasks) return;
-  out += "<h3>Tasks: " + html_escape(case_label(c)) + "</h3>\n";
+  out += "<h3>Tasks: " + html_escape(name) + "</h3>\n";
   out += html_table(task_group_table("category", tasks->by_category, tasks->all), "tasks");
   out += html_table(task_group_table("expected tool", tasks->by_tool, tasks->all), "tasks");
   out += "<p>" + std::to_string(tasks->failing.size()) + " failing task trials";
@@ -84,8 +89,10 @@ std::string render_html(const RunData& data) {
     const auto& g = groups[i];
     out += "<section id=\"w" + std::to_string(i) + "\"><h2>" + html_escape(g.workload) + "</h2>\n";
     out += "<p>" + html_escape(status_counts(g)) + "</p>\n" + html_table(cases_table(g), "cases");
+    const Table metrics = metrics_table(g);
+    if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
     charts(out, g);
-    for (const CaseRecord* c : g.cases) task_tables(out, *c);
+    for (size_t c = 0; c < g.cases.size(); ++c) task_tables(out, *g.cases[c], g.names[c]);
     out += "</section>\n";
   }
   if (groups.empty()) out += "<p>This run has no cases.</p>\n";

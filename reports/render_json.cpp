@@ -1,6 +1,7 @@
 // The JSON report: schema "mlsysbench.report/1", documented in reports/REPORT_SCHEMA.md.
 #include <cmath>
 
+#include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 
 namespace mlsb::reports::detail {
@@ -20,7 +21,7 @@ ojson summary_json(const SummaryRow& r) {
           {"ci_hi", number(s.ci_hi)}};
 }
 
-ojson case_json(const CaseRecord& c) {
+ojson case_json(const CaseRecord& c, const std::string& name) {
   ojson summaries = ojson::object();
   for (const auto& r : c.summaries) summaries[r.metric] = summary_json(r);
   ojson samples = ojson::object();
@@ -35,6 +36,8 @@ ojson case_json(const CaseRecord& c) {
           {"workload", c.workload},
           {"params", ojson::parse(c.params.dump())},
           {"params_key", c.params_key},
+          {"label", c.label},
+          {"name", name},
           {"backend", c.backend},
           {"comm", c.comm},
           {"ranks", c.ranks},
@@ -53,7 +56,8 @@ ojson case_json(const CaseRecord& c) {
 std::string render_json(const RunData& data) {
   const RunRecord& r = data.run;
   ojson cases = ojson::array();
-  for (const auto& c : data.cases) cases.push_back(case_json(c));
+  const std::vector<std::string> names = case_display_names(data.cases);
+  for (size_t i = 0; i < data.cases.size(); ++i) cases.push_back(case_json(data.cases[i], names[i]));
   const ojson report = {
       {"schema", "mlsysbench.report/1"},
       {"generator", {{"name", "mlsysbench"}, {"version", MLSB_VERSION}}},

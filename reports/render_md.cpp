@@ -6,7 +6,7 @@ namespace mlsb::reports::detail {
 namespace {
 
 Table field_table(const std::vector<std::pair<std::string, std::string>>& rows) {
-  Table t{{"field", "value"}, {}, {}, {false, false}};
+  Table t{{"field", "value"}, {}, {}, {false, false}, {false, true}};
   for (const auto& [k, v] : rows) {
     t.rows.push_back({k, v});
     t.row_class.emplace_back();
@@ -14,10 +14,10 @@ Table field_table(const std::vector<std::pair<std::string, std::string>>& rows) 
   return t;
 }
 
-void task_tables(std::string& out, const CaseRecord& c) {
+void task_tables(std::string& out, const CaseRecord& c, const std::string& name) {
   const auto tasks = summarize_tasks(c);
   if (!tasks) return;
-  out += "\n### Tasks: " + md_escape(case_label(c)) + "\n\n";
+  out += "\n### Tasks: " + md_escape(name) + "\n\n";
   out += md_table(task_group_table("category", tasks->by_category, tasks->all)) + "\n";
   out += md_table(task_group_table("expected tool", tasks->by_tool, tasks->all)) + "\n";
   out += std::to_string(tasks->failing.size()) + " failing task trials";
@@ -35,9 +35,8 @@ std::string render_md(const RunData& data) {
   for (const auto& g : group_by_workload(data)) {
     out += "\n## " + md_escape(g.workload) + "\n\n" + md_escape(status_counts(g)) + ".\n\n" + md_table(cases_table(g));
     const Table metrics = metrics_table(g);
-    if (!metrics.rows.empty() && metrics.header.size() > 1)
-      out += "\nMedian [95% CI] per metric:\n\n" + md_table(metrics);
-    for (const CaseRecord* c : g.cases) task_tables(out, *c);
+    if (!metrics.rows.empty()) out += "\nMedian [95% CI] per metric:\n\n" + md_table(metrics);
+    for (size_t i = 0; i < g.cases.size(); ++i) task_tables(out, *g.cases[i], g.names[i]);
   }
   if (data.cases.empty()) out += "\nThis run has no cases.\n";
   return out;

@@ -1,8 +1,13 @@
 #include "reports/run_listing.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <sstream>
+#include <utility>
+
+#include "reports/case_names.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -18,6 +23,17 @@ std::string git_label(const RunRecord& r) {
   return r.git_sha.substr(0, 10) + (r.git_dirty ? "+dirty" : "");
 }
 
+// Wall time from start to finish ("42.0s", "3m07s", "1h05m"); "-" while the run has not finished.
+std::string format_duration(const RunRecord& r) {
+  if (r.finished_at <= 0 || r.started_at <= 0) return "-";
+  const double s = std::max(0.0, r.finished_at - r.started_at);
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.1fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  return buf;
+}
+
 }  // namespace
 
 std::string format_utc(double unix_seconds) {
@@ -29,15 +45,17 @@ std::string format_utc(double unix_seconds) {
   return buf;
 }
 
-std::string format_run_list(const std::vector<RunRecord>& runs) {
+std::string format_run_list(const std::vector<RunSummary>& runs) {
   std::ostringstream o;
   char line[512];
-  std::snprintf(line, sizeof line, "%-6s %-8s %-19s %-11s %-16s %-14s %s\n", "id", "uuid", "started (UTC)", "status",
-                "suite", "git", "tags");
+  std::snprintf(line, sizeof line, "%-6s %-8s %-19s %-8s %-11s %4s %6s %5s %-16s %-14s %s\n", "id", "uuid",
+                "started (UTC)", "duration", "status", "ok", "failed", "other", "suite", "git", "tags");
   o << line;
-  for (const auto& r : runs) {
-    std::snprintf(line, sizeof line, "%-6lld %-8s %-19s %-11s %-16s %-14s %s\n", static_cast<long long>(r.id),
-                  r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(), r.status.c_str(), r.suite.c_str(),
+  for (const auto& [r, counts] : runs) {
+    std::snprintf(line, sizeof line, "%-6lld %-8s %-19s %-8s %-11s %4lld %6lld %5lld %-16s %-14s %s\n",
+                  static_cast<long long>(r.id), r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(),
+                  format_duration(r).c_str(), r.status.c_str(), static_cast<long long>(counts.ok),
+                  static_cast<long long>(counts.failed), static_cast<long long>(counts.other), r.suite.c_str(),
                   git_label(r).c_str(), join(r.tags).c_str());
     o << line;
   }
@@ -59,8 +77,10 @@ std::string format_run_detail(const RunData& d) {
     << "  argv:     " << r.argv << "\n"
     << "  env:      " << r.env.dump() << "\n"
     << "cases (" << d.cases.size() << "):\n";
-  for (const auto& c : d.cases) {
-    o << "  [" << c.status << "] " << c.workload << "/" << c.params_key;
+  const std::vector<std::string> names = case_display_names(d.cases);
+  for (size_t i = 0; i < d.cases.size(); ++i) {
+    const CaseRecord& c = d.cases[i];
+    o << "  [" << c.status << "] " << names[i];
     for (const auto& s : c.summaries)
       if (s.metric == c.primary_metric) {
         char buf[160];

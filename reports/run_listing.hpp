@@ -7,8 +7,9 @@
 
 namespace mlsb::reports {
 
-/// One line per run: id, uuid prefix, started (UTC), status, suite, tags, git sha (+dirty).
-std::string format_run_list(const std::vector<RunRecord>& runs);
+/// One line per run: id, uuid prefix, started (UTC), duration (start to finish; "-" while running), status,
+/// case counts (ok, failed incl. timed out, other), suite, git sha (+dirty), tags.
+std::string format_run_list(const std::vector<RunSummary>& runs);
 
 /// A run's metadata, its environment (JSON) and one line per case (status, primary metric, reason).
 std::string format_run_detail(const RunData& run);

@@ -21,13 +21,16 @@ using detail::Transaction;
 struct Store::Statements {
   explicit Statements(sqlite3* db)
       : insert_case(db,
-                    "INSERT INTO cases (run_id, workload, params_json, params_key, backend, comm, ranks, status, "
-                    "reason, primary_metric, started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
-        insert_sample(db, "INSERT INTO samples (case_id, idx, metric, value) VALUES (?,?,?,?)"),
+                    "INSERT INTO cases (run_id, workload, params_json, params_key, label, backend, comm, ranks, "
+                    "status, reason, primary_metric, started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "cannot insert case"),
+        insert_sample(db, "INSERT INTO samples (case_id, idx, metric, value) VALUES (?,?,?,?)",
+                      "cannot insert sample"),
         insert_summary(db,
                        "INSERT INTO summaries (case_id, metric, unit, better, n, min, median, mean, stddev, "
-                       "rel_stddev, p05, p95, max, ci_lo, ci_hi) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-        insert_item(db, "INSERT INTO items (case_id, key, json) VALUES (?,?,?)") {}
+                       "rel_stddev, p05, p95, max, ci_lo, ci_hi) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       "cannot insert summary"),
+        insert_item(db, "INSERT INTO items (case_id, key, json) VALUES (?,?,?)", "cannot insert item") {}
   Stmt insert_case, insert_sample, insert_summary, insert_item;
 };
 
@@ -58,6 +61,15 @@ void require_writable(const std::filesystem::path& path) {
     throw StoreError(path.string() + " is read-only; cannot open it for writing (use a writable copy or --db)");
 }
 
+// An empty path would open a temporary database and a directory fails only after the busy timeout:
+// reject both at once.
+void require_file_path(const std::filesystem::path& path) {
+  if (path.empty()) throw StoreError("the store path is empty; name a database file (--db)");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw StoreError(path.string() + " is a directory; name a database file inside it (--db)");
+}
+
 RunRecord read_run(const Stmt& s) {
   RunRecord r;
   r.id = s.col_int(0);
@@ -75,9 +87,10 @@ RunRecord read_run(const Stmt& s) {
   return r;
 }
 
+// The runs columns read_run expects, in order.
 constexpr const char* kRunColumns =
-    "SELECT id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json "
-    "FROM runs ";
+    "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json";
+constexpr int kRunColumnCount = 12;
 
 std::optional<int64_t> first_id(Stmt& s) {
   if (!s.step()) return std::nullopt;
@@ -101,7 +114,7 @@ void enable_wal(sqlite3* db, std::chrono::milliseconds timeout) {
     const bool busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_OK;
     if (!busy || std::chrono::steady_clock::now() > deadline) {
       if (rc == SQLITE_OK) throw StoreError(std::string(sqlite3_db_filename(db, "main")) + ": cannot enable WAL mode");
-      detail::throw_sqlite(db, "PRAGMA journal_mode = WAL");
+      detail::throw_sqlite(db, "cannot enable WAL mode");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
@@ -114,6 +127,7 @@ bool all_digits(std::string_view s) {
 }  // namespace
 
 Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
+  require_file_path(path_);
   if (!read_only) require_writable(path_);
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
@@ -126,7 +140,7 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
     sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
     if (!read_only && sqlite3_db_readonly(db_, "main") == 1)
       throw StoreError(path_.string() + " is read-only; cannot open it for writing");
-    detail::exec(db_, "PRAGMA foreign_keys = ON");
+    detail::exec(db_, "PRAGMA foreign_keys = ON", "cannot enable foreign keys");
     if (read_only) {
       const int version = detail::current_schema_version(db_);
       detail::check_not_newer(db_, version);
@@ -135,7 +149,8 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
                          std::to_string(schema_version()) + "; open it once for writing to migrate");
     } else {
       enable_wal(db_, kBusyTimeout);
-      detail::exec(db_, "PRAGMA synchronous = NORMAL");  // durable against process crashes in WAL mode
+      // NORMAL is durable against process crashes in WAL mode.
+      detail::exec(db_, "PRAGMA synchronous = NORMAL", "cannot set the synchronous mode");
       detail::migrate(db_);
       stmts_ = std::make_unique<Statements>(db_);
     }
@@ -158,7 +173,8 @@ int64_t Store::begin_run(RunRecord& run) {
   if (run.started_at == 0) run.started_at = now_unix();
   Stmt s(db_,
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
-         "env_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+         "env_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+         "cannot insert run");
   s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
   s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, nlohmann::json(run.tags).dump());
   s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, run.env.dump());
@@ -171,9 +187,9 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
   if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
   Transaction tx(db_, /*immediate=*/true);
   auto& ic = stmts_->insert_case;
-  ic.bind(1, run_id).bind(2, c.workload).bind(3, c.params.dump()).bind(4, c.params_key).bind(5, c.backend);
-  ic.bind(6, c.comm).bind(7, int64_t{c.ranks}).bind(8, c.status).bind(9, c.reason).bind(10, c.primary_metric);
-  ic.bind(11, c.started_at).bind(12, c.finished_at);
+  ic.bind(1, run_id).bind(2, c.workload).bind(3, c.params.dump()).bind(4, c.params_key).bind(5, c.label);
+  ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, c.status).bind(10, c.reason);
+  ic.bind(11, c.primary_metric).bind(12, c.started_at).bind(13, c.finished_at);
   ic.run();
   const int64_t id = sqlite3_last_insert_rowid(db_);
   auto& is = stmts_->insert_sample;
@@ -195,34 +211,37 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
 }
 
 void Store::finish_run(int64_t run_id, std::string_view status) {
-  Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+  Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", "cannot finish run");
   s.bind(1, status).bind(2, now_unix()).bind(3, run_id).run();
   if (sqlite3_changes(db_) == 0) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
 }
 
 std::optional<int64_t> Store::resolve_run(std::string_view ref) {
   if (all_digits(ref)) {
-    Stmt s(db_, "SELECT id FROM runs WHERE id = ?");
+    Stmt s(db_, "SELECT id FROM runs WHERE id = ?", "cannot look up run");
     if (auto id = first_id(s.bind(1, int64_t{std::stoll(std::string(ref))}))) return id;
   }
   if (ref == "latest" || ref.starts_with("latest~")) {
     const auto back = ref.substr(std::string_view("latest").size());
     const std::string_view n = back.empty() ? "0" : back.substr(1);
     if (all_digits(n)) {
-      Stmt s(db_, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?");
+      // An in-progress run is no result: "latest" counts finished runs only.
+      Stmt s(db_, "SELECT id FROM runs WHERE status != 'running' ORDER BY id DESC LIMIT 1 OFFSET ?",
+             "cannot look up run");
       return first_id(s.bind(1, int64_t{std::stoll(std::string(n))}));
     }
   }
   {
-    Stmt s(db_, "SELECT id FROM runs WHERE uuid = ?");
+    Stmt s(db_, "SELECT id FROM runs WHERE uuid = ?", "cannot look up run");
     if (auto id = first_id(s.bind(1, ref))) return id;
   }
   {
-    Stmt s(db_, "SELECT r.id FROM runs r, json_each(r.tags) t WHERE t.value = ? ORDER BY r.id DESC LIMIT 1");
+    Stmt s(db_, "SELECT r.id FROM runs r, json_each(r.tags) t WHERE t.value = ? ORDER BY r.id DESC LIMIT 1",
+           "cannot look up run");
     if (auto id = first_id(s.bind(1, ref))) return id;
   }
   if (ref.empty()) return std::nullopt;
-  Stmt s(db_, "SELECT id FROM runs WHERE substr(uuid, 1, length(?1)) = ?1 LIMIT 2");
+  Stmt s(db_, "SELECT id FROM runs WHERE substr(uuid, 1, length(?1)) = ?1 LIMIT 2", "cannot look up run");
   s.bind(1, ref);
   const auto id = first_id(s);
   if (id && s.step()) return std::nullopt;  // ambiguous prefix
@@ -230,10 +249,24 @@ std::optional<int64_t> Store::resolve_run(std::string_view ref) {
 }
 
 std::vector<RunRecord> Store::list_runs(int limit) {
-  Stmt s(db_, std::string(kRunColumns) + "ORDER BY id DESC LIMIT ?");
-  s.bind(1, int64_t{limit > 0 ? limit : -1});
   std::vector<RunRecord> runs;
-  while (s.step()) runs.push_back(read_run(s));
+  for (auto& summary : list_run_summaries(limit)) runs.push_back(std::move(summary.run));
+  return runs;
+}
+
+std::vector<RunSummary> Store::list_run_summaries(int limit) {
+  Stmt s(db_,
+         "SELECT " + std::string(kRunColumns) +
+             ", (SELECT count(*) FROM cases c WHERE c.run_id = runs.id AND c.status = 'ok'),"
+             " (SELECT count(*) FROM cases c WHERE c.run_id = runs.id AND c.status IN ('failed', 'timeout')),"
+             " (SELECT count(*) FROM cases c WHERE c.run_id = runs.id AND c.status NOT IN ('ok', 'failed', 'timeout'))"
+             " FROM runs ORDER BY id DESC LIMIT ?",
+         "cannot list runs");
+  s.bind(1, int64_t{limit > 0 ? limit : -1});
+  std::vector<RunSummary> runs;
+  while (s.step())
+    runs.push_back({read_run(s), {s.col_int(kRunColumnCount), s.col_int(kRunColumnCount + 1),
+                                  s.col_int(kRunColumnCount + 2)}});
   return runs;
 }
 
@@ -241,15 +274,16 @@ RunData Store::load_run(int64_t run_id) {
   RunData data;
   Transaction tx(db_, /*immediate=*/false);  // one consistent snapshot across the queries
   {
-    Stmt s(db_, std::string(kRunColumns) + "WHERE id = ?");
+    Stmt s(db_, "SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?", "cannot load run");
     if (!s.bind(1, run_id).step()) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
     data.run = read_run(s);
   }
   std::unordered_map<int64_t, size_t> index;
   {
     Stmt s(db_,
-           "SELECT id, workload, params_json, params_key, backend, comm, ranks, status, reason, primary_metric, "
-           "started_at, finished_at FROM cases WHERE run_id = ? ORDER BY id");
+           "SELECT id, workload, params_json, params_key, label, backend, comm, ranks, status, reason, "
+           "primary_metric, started_at, finished_at FROM cases WHERE run_id = ? ORDER BY id",
+           "cannot load cases");
     s.bind(1, run_id);
     while (s.step()) {
       CaseRecord c;
@@ -257,14 +291,15 @@ RunData Store::load_run(int64_t run_id) {
       c.workload = s.col_text(1);
       c.params = nlohmann::json::parse(s.col_text(2));
       c.params_key = s.col_text(3);
-      c.backend = s.col_text(4);
-      c.comm = s.col_text(5);
-      c.ranks = static_cast<int>(s.col_int(6));
-      c.status = s.col_text(7);
-      c.reason = s.col_text(8);
-      c.primary_metric = s.col_text(9);
-      c.started_at = s.col_double(10);
-      c.finished_at = s.col_double(11);
+      c.label = s.col_text(4);
+      c.backend = s.col_text(5);
+      c.comm = s.col_text(6);
+      c.ranks = static_cast<int>(s.col_int(7));
+      c.status = s.col_text(8);
+      c.reason = s.col_text(9);
+      c.primary_metric = s.col_text(10);
+      c.started_at = s.col_double(11);
+      c.finished_at = s.col_double(12);
       index.emplace(c.id, data.cases.size());
       data.cases.push_back(std::move(c));
     }
@@ -272,7 +307,8 @@ RunData Store::load_run(int64_t run_id) {
   {
     Stmt s(db_,
            "SELECT s.case_id, s.metric, s.value FROM samples s JOIN cases c ON c.id = s.case_id "
-           "WHERE c.run_id = ? ORDER BY s.case_id, s.metric, s.idx");
+           "WHERE c.run_id = ? ORDER BY s.case_id, s.metric, s.idx",
+           "cannot load samples");
     s.bind(1, run_id);
     std::vector<double>* values = nullptr;
     int64_t last_case = -1;
@@ -292,7 +328,8 @@ RunData Store::load_run(int64_t run_id) {
     Stmt s(db_,
            "SELECT s.case_id, s.metric, s.unit, s.better, s.n, s.min, s.median, s.mean, s.stddev, s.rel_stddev, "
            "s.p05, s.p95, s.max, s.ci_lo, s.ci_hi FROM summaries s JOIN cases c ON c.id = s.case_id "
-           "WHERE c.run_id = ? ORDER BY s.case_id, s.rowid");
+           "WHERE c.run_id = ? ORDER BY s.case_id, s.rowid",
+           "cannot load summaries");
     s.bind(1, run_id);
     while (s.step()) {
       SummaryRow r;
@@ -317,7 +354,8 @@ RunData Store::load_run(int64_t run_id) {
   {
     Stmt s(db_,
            "SELECT i.case_id, i.key, i.json FROM items i JOIN cases c ON c.id = i.case_id "
-           "WHERE c.run_id = ? ORDER BY i.id");
+           "WHERE c.run_id = ? ORDER BY i.id",
+           "cannot load items");
     s.bind(1, run_id);
     while (s.step())
       data.cases[index.at(s.col_int(0))].items.emplace_back(s.col_text(1), nlohmann::json::parse(s.col_text(2)));
@@ -327,7 +365,7 @@ RunData Store::load_run(int64_t run_id) {
 }
 
 bool Store::delete_run(int64_t run_id) {
-  Stmt s(db_, "DELETE FROM runs WHERE id = ?");
+  Stmt s(db_, "DELETE FROM runs WHERE id = ?", "cannot delete run");
   s.bind(1, run_id).run();
   return sqlite3_changes(db_) > 0;
 }

@@ -21,9 +21,11 @@ struct StoreError : std::runtime_error { using std::runtime_error::runtime_error
 /// Opens (creating if absent) the store at `path` in WAL mode with a 10 s busy timeout, and migrates it
 /// to the current schema (reports/detail/migrations.cpp). Several processes may write the same file at
 /// once. A read-only store never writes: it neither creates, migrates nor changes the journal mode.
-/// Throws StoreError when the file is not an SQLite database, is read-only for a writer (its mode bits
-/// grant no write access, even to root), or its schema is newer than this build understands (for a
-/// read-only store: not exactly the current one).
+/// Throws StoreError when `path` is empty or a directory (at once, without waiting), the file is not an
+/// SQLite database, is read-only for a writer (its mode bits grant no write access, even to root), or its
+/// schema is newer than this build understands (for a read-only store: not exactly the current one).
+/// Error messages name the file, the failed operation and SQLite's reason (never SQL text), e.g.
+/// "r.db: cannot insert case: database is locked".
 class Store {
  public:
   explicit Store(const std::filesystem::path& path, bool read_only = false);
@@ -34,7 +36,8 @@ class Store {
   static int schema_version();  ///< the schema this build writes
 
   /// Inserts a run (status as given, "running" by default); fills and returns run.id. An empty uuid is
-  /// replaced by a random (version 4) one and a zero started_at by the current time.
+  /// replaced by a random (version 4) one and a zero started_at by the current time. Run and case ids
+  /// are never reused, even after delete_run.
   int64_t begin_run(RunRecord& run);
   /// Inserts one case with its samples, summaries and items in one transaction (BEGIN IMMEDIATE, so
   /// concurrent writers queue on the busy timeout); fills and returns c.id. A NaN sample is rejected
@@ -45,9 +48,13 @@ class Store {
 
   /// Resolves a run reference: numeric id, uuid (or unique uuid prefix), "latest", "latest~N"
   /// (N runs before the latest), or a tag (the newest run carrying it). nullopt when none matches.
+  /// "latest" and "latest~N" skip runs still "running" (an in-progress run is no result); such a run
+  /// stays reachable by id, uuid or tag.
   std::optional<int64_t> resolve_run(std::string_view ref);
   /// Newest first; `limit` 0 means all.
   std::vector<RunRecord> list_runs(int limit = 0);
+  /// list_runs with each run's case counts (ok / failed or timed out / other), for `db ls`.
+  std::vector<RunSummary> list_run_summaries(int limit = 0);
   /// The whole run; throws StoreError when it does not exist.
   RunData load_run(int64_t run_id);
   /// Deletes a run and everything under it; false when it did not exist.

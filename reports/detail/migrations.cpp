@@ -14,11 +14,13 @@ struct Migration {
   const char* sql;
 };
 
-// Times are unix seconds (REAL); JSON columns hold UTF-8 JSON text.
+// Times are unix seconds (REAL); JSON columns hold UTF-8 JSON text. Run and case ids are AUTOINCREMENT so
+// that an id is never reused after `db rm`: a reference such as "compare 2 latest" cannot silently name a
+// different run later.
 constexpr std::array kMigrations = {
     Migration{1, R"sql(
 CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   uuid TEXT NOT NULL UNIQUE,
   suite TEXT NOT NULL DEFAULT '',
   started_at REAL NOT NULL DEFAULT 0,
@@ -32,11 +34,12 @@ CREATE TABLE runs (
   env_json TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE cases (
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   workload TEXT NOT NULL,
   params_json TEXT NOT NULL DEFAULT '{}',
   params_key TEXT NOT NULL DEFAULT '',
+  label TEXT NOT NULL DEFAULT '',
   backend TEXT NOT NULL DEFAULT '',
   comm TEXT NOT NULL DEFAULT '',
   ranks INTEGER NOT NULL DEFAULT 1,
@@ -79,10 +82,11 @@ CREATE INDEX items_by_case ON items(case_id, key);
 int latest_schema_version() { return kMigrations.back().version; }
 
 int current_schema_version(sqlite3* db) {
-  Stmt exists(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'");
+  Stmt exists(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'",
+              "cannot read the schema version");
   exists.step();
   if (exists.col_int(0) == 0) return 0;
-  Stmt version(db, "SELECT coalesce(max(version), 0) FROM schema_version");
+  Stmt version(db, "SELECT coalesce(max(version), 0) FROM schema_version", "cannot read the schema version");
   version.step();
   return static_cast<int>(version.col_int(0));
 }
@@ -98,16 +102,16 @@ void migrate(sqlite3* db) {
   check_not_newer(db, current_schema_version(db));
   if (current_schema_version(db) == latest_schema_version()) return;  // the common case: no lock taken
   Transaction tx(db, /*immediate=*/true);
-  exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", "cannot create the schema table");
   const int current = current_schema_version(db);  // again: another process may have migrated
   check_not_newer(db, current);
   if (current == latest_schema_version()) return;  // rolls back the no-op CREATE IF NOT EXISTS
   for (const auto& m : kMigrations) {
     if (m.version <= current) continue;
-    exec(db, m.sql);
+    exec(db, m.sql, "cannot migrate to schema version " + std::to_string(m.version));
   }
-  exec(db, "DELETE FROM schema_version");
-  Stmt set(db, "INSERT INTO schema_version (version) VALUES (?)");
+  exec(db, "DELETE FROM schema_version", "cannot record the schema version");
+  Stmt set(db, "INSERT INTO schema_version (version) VALUES (?)", "cannot record the schema version");
   set.bind(1, static_cast<int64_t>(latest_schema_version())).run();
   tx.commit();
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The store's schema as an ordered list of versioned SQL steps. A later change appends a step; a step
-// once released is never edited.
+// once released is never edited. (Version 1 is not released yet, so it is still edited in place.)
 #include <sqlite3.h>
 
 namespace mlsb::reports::detail {

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <map>
 
+#include "reports/case_names.hpp"
+
 namespace mlsb::reports::detail {
 
 std::string fmt_num(double v, int sig) {
@@ -22,6 +24,10 @@ std::string fmt_num(double v, int sig) {
 }
 
 std::string fmt_interval(double lo, double hi) { return "[" + fmt_num(lo) + ", " + fmt_num(hi) + "]"; }
+
+std::string fmt_ci(const Summary& s) { return s.n < 2 ? kNoEstimate : fmt_interval(s.ci_lo, s.ci_hi); }
+
+std::string fmt_rel_stddev(const Summary& s) { return s.n < 2 ? kNoEstimate : fmt_num(100 * s.rel_stddev, 3) + "%"; }
 
 std::string iso_time(double unix_s) {
   if (unix_s == 0) return "";
@@ -74,8 +80,6 @@ std::string md_escape(std::string_view s) {
   return out;
 }
 
-std::string case_label(const CaseRecord& c) { return c.params_key.empty() ? "(defaults)" : c.params_key; }
-
 std::string status_text(const CaseRecord& c) { return c.reason.empty() ? c.status : c.status + ": " + c.reason; }
 
 const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric) {
@@ -94,11 +98,14 @@ std::string call_text(const nlohmann::json& call) {
 std::vector<WorkloadGroup> group_by_workload(const RunData& run) {
   std::vector<WorkloadGroup> groups;
   std::map<std::string, size_t, std::less<>> index;
-  for (const auto& c : run.cases) {
+  const std::vector<std::string> names = case_display_names(run.cases);
+  for (size_t i = 0; i < run.cases.size(); ++i) {
+    const CaseRecord& c = run.cases[i];
     auto [it, added] = index.try_emplace(c.workload, groups.size());
-    if (added) groups.push_back({c.workload, {}, {}});
+    if (added) groups.push_back({c.workload, {}, {}, {}});
     auto& g = groups[it->second];
     g.cases.push_back(&c);
+    g.names.push_back(names[i]);
     for (const auto& s : c.summaries) {
       bool seen = false;
       for (const auto& m : g.metrics) seen = seen || m.first == s.metric;

@@ -16,6 +16,12 @@ namespace mlsb::reports::detail {
 std::string fmt_num(double v, int sig = 4);
 /// "[lo, hi]" with fmt_num.
 std::string fmt_interval(double lo, double hi);
+/// Shown instead of a noise estimate (CI, relative stddev, p-value) when n < 2: an em dash (UTF-8).
+inline constexpr const char* kNoEstimate = "\xE2\x80\x94";
+/// A summary's 95% CI as fmt_interval, or "—" when n < 2 (a single sample has no noise estimate).
+std::string fmt_ci(const Summary& s);
+/// A summary's relative stddev as a percentage ("1.23%"), or "—" when n < 2.
+std::string fmt_rel_stddev(const Summary& s);
 /// Unix seconds as ISO 8601 UTC ("2026-01-02T03:04:05Z"); "" for 0.
 std::string iso_time(double unix_s);
 /// Share as a percentage with one decimal ("87.5%"); "n/a" when total is 0.
@@ -25,8 +31,6 @@ std::string html_escape(std::string_view s);
 /// Escapes a GFM table cell: `|`, `\`, `<`, `>`, `&`, backticks; newlines become spaces.
 std::string md_escape(std::string_view s);
 
-/// The case's canonical params ("(defaults)" when it has none).
-std::string case_label(const CaseRecord& c);
 /// "failed: <reason>" style status text; just the status when there is no reason.
 std::string status_text(const CaseRecord& c);
 /// The summary of `metric`, or nullptr.
@@ -38,6 +42,7 @@ std::string call_text(const nlohmann::json& call);
 struct WorkloadGroup {
   std::string workload;
   std::vector<const CaseRecord*> cases;
+  std::vector<std::string> names;  ///< per case: its display name in the run (case_display_names)
   /// (metric, unit) in order of first appearance among the cases' summaries.
   std::vector<std::pair<std::string, std::string>> metrics;
 };

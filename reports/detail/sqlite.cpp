@@ -13,31 +13,31 @@ void throw_sqlite(sqlite3* db, std::string_view what) {
   throw StoreError(name + ": " + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
 }
 
-void exec(sqlite3* db, const char* sql) {
-  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) throw_sqlite(db, sql);
+void exec(sqlite3* db, const char* sql, std::string_view what) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) throw_sqlite(db, what);
 }
 
-Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
+Stmt::Stmt(sqlite3* db, std::string_view sql, std::string_view what) : db_(db), what_(what) {
   if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_,
                          nullptr) != SQLITE_OK)
-    throw_sqlite(db, "prepare " + std::string(sql));
+    throw_sqlite(db, what_);
 }
 
 Stmt::~Stmt() { sqlite3_finalize(stmt_); }
 
 Stmt& Stmt::bind(int i, int64_t v) {
-  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) throw_sqlite(db_, "bind");
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) throw_sqlite(db_, what_);
   return *this;
 }
 
 Stmt& Stmt::bind(int i, double v) {
-  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) throw_sqlite(db_, "bind");
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) throw_sqlite(db_, what_);
   return *this;
 }
 
 Stmt& Stmt::bind(int i, std::string_view v) {
   if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK)
-    throw_sqlite(db_, "bind");
+    throw_sqlite(db_, what_);
   return *this;
 }
 
@@ -45,9 +45,8 @@ bool Stmt::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  const std::string sql = sqlite3_sql(stmt_);
-  sqlite3_reset(stmt_);
-  throw_sqlite(db_, sql);
+  sqlite3_reset(stmt_);  // keeps the step's error code and message for throw_sqlite
+  throw_sqlite(db_, what_);
 }
 
 void Stmt::run() {
@@ -72,7 +71,7 @@ std::string Stmt::col_text(int i) const {
 }
 
 Transaction::Transaction(sqlite3* db, bool immediate) : db_(db) {
-  exec(db, immediate ? "BEGIN IMMEDIATE" : "BEGIN");
+  exec(db, immediate ? "BEGIN IMMEDIATE" : "BEGIN", "cannot begin a transaction");
 }
 
 Transaction::~Transaction() {
@@ -80,7 +79,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-  exec(db_, "COMMIT");
+  exec(db_, "COMMIT", "cannot commit");
   open_ = false;
 }
 

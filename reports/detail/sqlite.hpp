@@ -9,16 +9,19 @@
 namespace mlsb::reports::detail {
 
 /// Throws StoreError "<file>: <what>: <sqlite message>", or "<file> is not an SQLite database" when
-/// the connection's last error is SQLITE_NOTADB.
+/// the connection's last error is SQLITE_NOTADB. `what` names the failed operation for users
+/// ("cannot insert case"); SQL text never appears in the message.
 [[noreturn]] void throw_sqlite(sqlite3* db, std::string_view what);
 
-/// Runs SQL text with no results (may hold several statements); throws via throw_sqlite.
-void exec(sqlite3* db, const char* sql);
+/// Runs SQL text with no results (may hold several statements); throws via throw_sqlite with `what`.
+void exec(sqlite3* db, const char* sql, std::string_view what);
 
 /// A prepared statement. Bind indices are 1-based, column indices 0-based (SQLite's convention).
+/// Every failure (prepare, bind, step) throws via throw_sqlite with the operation name given at
+/// construction.
 class Stmt {
  public:
-  Stmt(sqlite3* db, std::string_view sql);
+  Stmt(sqlite3* db, std::string_view sql, std::string_view what);
   ~Stmt();
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
@@ -38,6 +41,7 @@ class Stmt {
 
  private:
   sqlite3* db_;
+  std::string what_;
   sqlite3_stmt* stmt_ = nullptr;
 };
 

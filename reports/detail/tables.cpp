@@ -5,14 +5,18 @@ namespace mlsb::reports::detail {
 Table cases_table(const WorkloadGroup& g) {
   Table t{{"case", "backend", "comm", "ranks", "status", "primary metric", "median", "95% CI", "n", "rel. stddev",
            "items"},
-          {}, {}, {false, false, false, true, false, false, true, true, true, true, true}};
-  for (const CaseRecord* c : g.cases) {
+          {},
+          {},
+          {false, false, false, true, false, false, true, true, true, true, true},
+          {true, false, false, false, true, false, false, false, false, false, false}};
+  for (size_t i = 0; i < g.cases.size(); ++i) {
+    const CaseRecord* c = g.cases[i];
     const SummaryRow* s = c->status == "ok" ? find_summary(*c, c->primary_metric) : nullptr;
-    std::vector<std::string> row{case_label(*c), c->backend, c->comm, std::to_string(c->ranks), status_text(*c),
+    std::vector<std::string> row{g.names[i], c->backend, c->comm, std::to_string(c->ranks), status_text(*c),
                                  c->primary_metric};
     if (s) {
-      row.insert(row.end(), {fmt_num(s->stats.median) + " " + s->unit, fmt_interval(s->stats.ci_lo, s->stats.ci_hi),
-                             std::to_string(s->stats.n), fmt_num(100 * s->stats.rel_stddev, 3) + "%"});
+      row.insert(row.end(), {fmt_num(s->stats.median) + " " + s->unit, fmt_ci(s->stats), std::to_string(s->stats.n),
+                             fmt_rel_stddev(s->stats)});
     } else {
       row.insert(row.end(), {"", "", "", ""});
     }
@@ -24,17 +28,20 @@ Table cases_table(const WorkloadGroup& g) {
 }
 
 Table metrics_table(const WorkloadGroup& g) {
-  Table t{{"case"}, {}, {}, {false}};
+  Table t{{"case"}, {}, {}, {false}, {true}};
+  if (g.metrics.empty()) return t;
   for (const auto& [metric, unit] : g.metrics) {
     t.header.push_back(unit.empty() ? metric : metric + " (" + unit + ")");
     t.numeric.push_back(true);
+    t.text.push_back(false);
   }
-  for (const CaseRecord* c : g.cases) {
+  for (size_t i = 0; i < g.cases.size(); ++i) {
+    const CaseRecord* c = g.cases[i];
     if (c->status != "ok") continue;
-    std::vector<std::string> row{case_label(*c)};
+    std::vector<std::string> row{g.names[i]};
     for (const auto& m : g.metrics) {
       const SummaryRow* s = find_summary(*c, m.first);
-      row.push_back(s ? fmt_num(s->stats.median) + " " + fmt_interval(s->stats.ci_lo, s->stats.ci_hi) : "");
+      row.push_back(s ? fmt_num(s->stats.median) + " " + fmt_ci(s->stats) : "");
     }
     t.rows.push_back(std::move(row));
     t.row_class.emplace_back();
@@ -44,7 +51,7 @@ Table metrics_table(const WorkloadGroup& g) {
 
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all) {
   Table t{{first_column, "tasks", "AST accuracy", "pass rate", "mean latency (ms)"},
-          {}, {}, {false, true, true, true, true}};
+          {}, {}, {false, true, true, true, true}, {false, false, false, false, false}};
   const auto add = [&](const TaskGroup& g, const std::string& css) {
     t.rows.push_back({g.name, std::to_string(g.tasks), fmt_percent(g.ast_ok, g.tasks), fmt_percent(g.passed, g.tasks),
                       fmt_num(g.latency_ms)});
@@ -57,7 +64,7 @@ Table task_group_table(const std::string& first_column, const std::vector<TaskGr
 
 Table failing_tasks_table(const std::vector<FailedTask>& failing) {
   Table t{{"task", "trial", "category", "query", "expected call", "actual call", "reason"},
-          {}, {}, {false, true, false, false, false, false, false}};
+          {}, {}, {false, true, false, false, false, false, false}, {true, false, false, true, true, true, true}};
   for (const auto& f : failing) {
     t.rows.push_back({f.uuid, std::to_string(f.trial), f.category, f.query, f.expected, f.actual, f.reason});
     t.row_class.push_back("st-failed");
@@ -72,7 +79,8 @@ std::string html_table(const Table& t, const std::string& css_class) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     out += t.row_class[r].empty() ? "<tr>" : "<tr class=\"" + html_escape(t.row_class[r]) + "\">";
     for (size_t i = 0; i < t.rows[r].size(); ++i)
-      out += (t.numeric[i] ? "<td class=\"num\">" : "<td>") + html_escape(t.rows[r][i]) + "</td>";
+      out += (t.numeric[i] ? "<td class=\"num\">" : t.text[i] ? "<td class=\"text\">" : "<td>") +
+             html_escape(t.rows[r][i]) + "</td>";
     out += "</tr>";
   }
   return out + "</tbody></table>\n";

@@ -12,12 +12,15 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_class;  ///< per row, for HTML styling ("" when none)
-  std::vector<bool> numeric;           ///< per column: right-aligned
+  std::vector<bool> numeric;           ///< per column: right-aligned, never wrapped
+  std::vector<bool> text;              ///< per column: long free text (HTML: capped width, wraps anywhere)
 };
 
-/// One row per case: params, placement, status (with reason), primary metric median, CI, n, noise, items.
+/// One row per case: display name, placement, status (with reason), primary metric median, CI, n, noise
+/// (CI and noise "—" when n < 2), items.
 Table cases_table(const WorkloadGroup& g);
-/// One row per case, one column per metric: "median [ci_lo, ci_hi]" of ok cases.
+/// One row per ok case, one column per metric: "median [ci_lo, ci_hi]" ("median —" when n < 2).
+/// No rows when the group has no metrics.
 Table metrics_table(const WorkloadGroup& g);
 /// Toolbench task tables: per category, per expected tool, and the failing tasks.
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all);

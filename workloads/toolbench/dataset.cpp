@@ -1,8 +1,7 @@
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "workloads/toolbench/json_file.hpp"
 #include "workloads/toolbench/task.hpp"
 
 namespace mlsb::toolbench {
@@ -46,6 +45,19 @@ std::vector<std::string> string_array(const json& arr, const std::string& field)
   return out;
 }
 
+// `similar_tools` entries are tool names, or (published MCPToolBench++ browser and search records)
+// objects {"name": ..., "mcp_server": ...} of which the name counts.
+std::vector<std::string> similar_tools(const json& arr, const std::string& field) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (arr[i].is_string()) out.push_back(arr[i].get<std::string>());
+    else if (arr[i].is_object()) out.push_back(string_member(arr[i], "name", where));
+    else throw RecordProblem(where, "field '" + where + "' must be a tool name or an object with a 'name'");
+  }
+  return out;
+}
+
 ToolSpec parse_tool(const json& t, const std::string& where) {
   if (!t.is_object()) throw RecordProblem(where, "field '" + where + "' must be an object");
   ToolSpec spec;
@@ -68,8 +80,8 @@ Label parse_label(const json& l, const std::string& where) {
     else throw RecordProblem(where + ".step", "field '" + where + ".step' must be a string or integer");
   }
   if (l.contains("similar_tools"))
-    label.similar_tools = string_array(
-        member(l, "similar_tools", where, json::value_t::array, "an array"), where + ".similar_tools");
+    label.similar_tools = similar_tools(member(l, "similar_tools", where, json::value_t::array, "an array"),
+                                        where + ".similar_tools");
   return label;
 }
 
@@ -107,19 +119,15 @@ Task parse_task(const json& r) {
 }
 
 Dataset load_dataset(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DatasetError("task file " + path.string() + ": cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw DatasetError("task file " + path.string() + ": not valid JSON (byte " + std::to_string(e.byte) +
-                       "): " + e.what());
+    doc = read_json_file(path, "task file", kMaxTaskFileBytes);
+  } catch (const JsonFileError& e) {
+    throw DatasetError(e.what());
   }
+  if (doc.is_object()) doc = json::array({std::move(doc)});  // a single record (MCPToolBench++ samples/)
   if (!doc.is_array())
-    throw DatasetError("task file " + path.string() + ": expected a JSON array of task records, got " +
+    throw DatasetError("task file " + path.string() + ": expected a JSON array of task records or one record, got " +
                        doc.type_name());
   Dataset ds;
   ds.path = path;
@@ -130,15 +138,15 @@ Dataset load_dataset(const std::filesystem::path& path) {
       return r.is_object() && r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : std::string();
     };
     const std::string uuid = text_of("uuid");
-    const std::string where = path.string() + ": record " + std::to_string(i) +
-                              (uuid.empty() ? " (no uuid)" : " (uuid " + uuid + ")") + ": ";
+    const std::string where = "record " + std::to_string(i) + (uuid.empty() ? " (no uuid)" : " (uuid " + uuid + ")") + ": ";
     try {
       Task task = parse_task(r);
       task.index = i;
       if (!seen.insert(task.uuid).second) throw RecordProblem("uuid", "duplicate uuid " + task.uuid);
       ds.tasks.push_back(std::move(task));
     } catch (const RecordProblem& p) {
-      ds.errors.push_back({i, uuid, text_of("category"), p.field, where + p.what()});
+      const std::string problem = where + p.what();
+      ds.errors.push_back({i, uuid, text_of("category"), p.field, problem, path.string() + ": " + problem});
     }
   }
   return ds;

@@ -1,10 +1,10 @@
 #include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "workloads/toolbench/fixture.hpp"
+#include "workloads/toolbench/json_file.hpp"
 
 namespace mlsb::toolbench {
 
@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 
 FixtureSource resolve_fixture(const std::string& value, const fs::path& dataset) {
   if (value != "auto") {
-    if (!fs::is_directory(value)) throw FixtureError("fixture folder " + value + " does not exist");
+    if (!fs::is_directory(value))
+      throw FixtureError("fixture folder " + value + (fs::exists(value) ? " is not a folder" : " does not exist"));
     return {fs::path(value), false};
   }
   const fs::path dir = dataset.parent_path().empty() ? fs::path(".") : dataset.parent_path();
@@ -22,15 +23,11 @@ FixtureSource resolve_fixture(const std::string& value, const fs::path& dataset)
 }
 
 std::vector<Placeholder> load_placeholders(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw FixtureError("placeholders file " + file.string() + ": cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FixtureError("placeholders file " + file.string() + ": not valid JSON: " + e.what());
+    doc = read_json_file(file, "placeholders file", kMaxConfigFileBytes);
+  } catch (const JsonFileError& e) {
+    throw FixtureError(e.what());
   }
   if (!doc.is_object() || !doc.contains("placeholders") || !doc["placeholders"].is_array())
     throw FixtureError("placeholders file " + file.string() + ": expected {\"placeholders\": [...]}");

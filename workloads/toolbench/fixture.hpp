@@ -20,7 +20,7 @@ struct FixtureSource {
 
 /// Resolves the `fixture` axis: "auto" is `<dataset dir>/fixture` when that is a folder, else the
 /// dataset's folder itself (subdirs_only); any other value is a folder path. Throws FixtureError
-/// when the folder does not exist.
+/// when the folder does not exist or is not a folder.
 FixtureSource resolve_fixture(const std::string& value, const std::filesystem::path& dataset);
 
 /// A file to create in a copy when missing. `path` is relative to the copy's root; a nested path
@@ -31,8 +31,9 @@ struct Placeholder {
   std::string content;
 };
 
-/// Reads `{"placeholders": [{"path": "...", "content": "..."}]}`. Paths must be relative and must
-/// not contain "..". Throws FixtureError naming the file and entry.
+/// Reads `{"placeholders": [{"path": "...", "content": "..."}]}` from a regular file (read as
+/// read_json_file does). Paths must be relative and must not contain "..". Throws FixtureError naming
+/// the file and entry.
 std::vector<Placeholder> load_placeholders(const std::filesystem::path& file);
 
 /// Copies `source` into `dest` (created; must not exist), makes the copy owner-writable, then creates

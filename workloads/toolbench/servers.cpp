@@ -1,6 +1,4 @@
-#include <fstream>
-#include <sstream>
-
+#include "workloads/toolbench/json_file.hpp"
 #include "workloads/toolbench/servers.hpp"
 
 namespace mlsb::toolbench {
@@ -73,15 +71,13 @@ ServersConfig parse_servers_config(const json& doc, const std::string& origin) {
 }
 
 ServersConfig load_servers_config(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("servers config " + path.string() + ": cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
+  json doc;
   try {
-    return parse_servers_config(json::parse(text.str()), path.string());
-  } catch (const json::parse_error& e) {
-    throw ConfigError("servers config " + path.string() + ": not valid JSON: " + e.what());
+    doc = read_json_file(path, "servers config", kMaxConfigFileBytes);
+  } catch (const JsonFileError& e) {
+    throw ConfigError(e.what());
   }
+  return parse_servers_config(doc, path.string());
 }
 
 std::string expand(std::string_view text, const Vars& vars) {

@@ -14,7 +14,8 @@
 
 namespace mlsb::toolbench {
 
-/// A config that cannot be used: unreadable, invalid JSON, wrong shape, unknown placeholder.
+/// A config that cannot be used: not a regular file, unreadable, too large, invalid JSON, too deep,
+/// wrong shape, unknown placeholder.
 /// The message names the file (or origin) and the server or field.
 struct ConfigError : std::runtime_error { using std::runtime_error::runtime_error; };
 
@@ -39,7 +40,8 @@ struct ServersConfig {
 
 /// Parses a config document; `origin` names it in errors. Throws ConfigError.
 ServersConfig parse_servers_config(const nlohmann::json& doc, const std::string& origin);
-/// Reads and parses a config file. Throws ConfigError.
+/// Reads and parses a config file (a regular file of at most kMaxConfigFileBytes, nesting limited as
+/// parse_json_limited). Throws ConfigError.
 ServersConfig load_servers_config(const std::filesystem::path& path);
 
 /// Placeholder values, name -> text (e.g. "workdir" -> "/tmp/x/root").

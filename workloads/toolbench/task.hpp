@@ -1,5 +1,5 @@
 #pragma once
-// MCPToolBench++ task records and the loader of a task file (a JSON array of records).
+// MCPToolBench++ task records and the loader of a task file (a JSON array of records, or one record).
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -24,7 +24,8 @@ struct Label {
   std::string name;                        ///< expected tool
   std::string step;                        ///< "1", "2", ... (order of the calls)
   std::string server;                      ///< `mcp_server`: a key of the servers config
-  std::vector<std::string> similar_tools;  ///< other tool names accepted as a tool match
+  std::vector<std::string> similar_tools;  ///< other tool names accepted as a tool match (names of
+                                           ///< `similar_tools` entries: strings or {"name": ...})
   nlohmann::json input = nlohmann::json::object();  ///< expected arguments
 };
 
@@ -43,13 +44,15 @@ struct Task {
   const ToolSpec* find_tool(std::string_view name) const;
 };
 
-/// A record that could not be loaded. `message` names the file, record index, uuid and field.
+/// A record that could not be loaded. `problem` names the record index, uuid and field; `message` also
+/// the file.
 struct RecordError {
   std::size_t index = 0;
   std::string uuid;      ///< "" when the record has none
   std::string category;  ///< "" when the record has none
   std::string field;  ///< JSON path of the offending field, e.g. "function_call_label[0].input"
-  std::string message;
+  std::string problem;  ///< "record N (uuid U): <what is wrong>"
+  std::string message;  ///< "<file>: " + problem
 };
 
 /// A loaded task file: the good tasks, in file order, and one error per rejected record.
@@ -59,11 +62,13 @@ struct Dataset {
   std::vector<RecordError> errors;
 };
 
-/// The file cannot be used at all (unreadable, not JSON, not an array). The message names the file
+/// The file cannot be used at all (not a regular file, unreadable, larger than kMaxTaskFileBytes, not
+/// JSON, nested deeper than kMaxJsonDepth, neither an array nor an object). The message names the file
 /// and, for a parse error, the byte offset, line and column.
 struct DatasetError : std::runtime_error { using std::runtime_error::runtime_error; };
 
-/// Loads a task file. Bad records do not stop the others: each becomes a RecordError.
+/// Loads a task file: a JSON array of records, or a single record object (a one-record file, as in
+/// MCPToolBench++'s samples/). Bad records do not stop the others: each becomes a RecordError.
 /// Throws DatasetError when the file as a whole is unusable.
 Dataset load_dataset(const std::filesystem::path& path);
 

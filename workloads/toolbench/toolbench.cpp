@@ -1,14 +1,18 @@
 // The toolbench workload: MCPToolBench++-format tasks run by an agent against real MCP servers,
 // scored by tool match, AST parameter match and execution (see scorer.hpp), with pass@k over trials.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "harness/registry.hpp"
 #include "harness/stats.hpp"
+#include "harness/suite.hpp"
 #include "harness/workload.hpp"
 #include "workloads/toolbench/agent.hpp"
 #include "workloads/toolbench/item.hpp"
+#include "workloads/toolbench/json_file.hpp"
 #include "workloads/toolbench/scorer.hpp"
 #include "workloads/toolbench/task.hpp"
 #include "workloads/toolbench/trial.hpp"
@@ -19,20 +23,52 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A relative path names a file under the current directory if one is there, else under the source tree
-// (so the defaults are stable case keys that work from any directory).
-fs::path resolve_input(const std::string& value) {
-  const fs::path p(value);
-  if (p.is_absolute() || fs::exists(p)) return p;
-  return fs::path(MLSB_SOURCE_DIR) / p;
-}
+// The path a path axis names (the plan made it absolute or ${source_dir}/${shared_dir}-based).
+fs::path input_path(const State& state, const char* axis) { return expand_placeholders(state.get_string(axis)); }
 
 // "none" -> empty; "auto" -> `beside` when it exists, else empty; anything else -> that path.
-fs::path optional_input(const std::string& value, const fs::path& beside) {
+fs::path optional_input(const State& state, const char* axis, const fs::path& beside) {
+  const std::string value = state.get_string(axis);
   if (value == "none") return {};
   if (value == "auto") return fs::exists(beside) ? beside : fs::path();
-  return resolve_input(value);
+  return input_path(state, axis);
 }
+
+// An Int axis bounded to [min, max]: the plan rejects values outside, so setup may narrow them to int.
+Axis int_axis(std::string name, int64_t def, std::string help, double min, double max) {
+  Axis a;
+  a.name = std::move(name);
+  a.type = AxisType::Int;
+  a.defaults = {def};
+  a.help = std::move(help);
+  a.min = min;
+  a.max = max;
+  return a;
+}
+
+// A String axis whose value is a path (made checkout-independent by the plan) or one of `keywords`.
+Axis path_axis(std::string name, std::string def, std::string help, std::vector<std::string> keywords = {}) {
+  Axis a;
+  a.name = std::move(name);
+  a.type = AxisType::String;
+  a.defaults = {std::move(def)};
+  a.help = std::move(help);
+  a.choices = std::move(keywords);
+  a.path = true;
+  return a;
+}
+
+// "n thing" / "n things".
+std::string count_of(std::size_t n, const std::string& thing) {
+  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
+}
+
+// How one configured server fared over a sample's task trials.
+struct ServerTally {
+  std::size_t used = 0;    // task trials that tried to start it
+  std::size_t failed = 0;  // ... in which it could not start
+  std::string cause;       // why, the first time
+};
 
 struct Unit {
   const Task* task = nullptr;         // a loaded task, or
@@ -49,21 +85,24 @@ class ToolbenchWorkload final : public Workload {
         "MCPToolBench++-format tool-call tasks run by an agent against real MCP servers (fresh fixture copy "
         "and servers per task trial); scored by tool match, BFCL-style AST parameter match and execution.";
     w.axes = {
-        {"dataset", AxisType::String, {std::string("datasets/toolbench/tasks.json")},
-         "task file (JSON array of MCPToolBench++ records); relative paths also tried under the source tree", {}},
-        {"servers", AxisType::String, {std::string("workloads/toolbench/servers.json")},
-         "servers config {\"mcpServers\": {...}} with ${workdir}, ${memory_file}, ... placeholders", {}},
-        {"agent", AxisType::String, {std::string("oracle")}, "agent solving the tasks", agent_names()},
-        {"trials", AxisType::Int, {int64_t{1}}, "trials per task (the k of pass@k)", {}},
-        {"fixture", AxisType::String, {std::string("auto")},
-         "fixture folder copied per trial; auto = <dataset dir>/fixture, else the dataset's folder (subfolders)", {}},
-        {"placeholders", AxisType::String, {std::string("auto")},
-         "placeholder files for the fixture; auto = placeholders.json beside the servers config; none", {}},
-        {"memory_seed", AxisType::String, {std::string("auto")},
-         "memory-server seed copied to ${memory_file} per trial; auto = memory_seed.jsonl beside the dataset; none", {}},
-        {"call_timeout_ms", AxisType::Int, {int64_t{30000}}, "timeout of each MCP request (ms)", {}},
-        {"max_steps", AxisType::Int, {int64_t{8}}, "tool calls an agent may make per task trial", {}},
-        {"limit", AxisType::Int, {int64_t{0}}, "only the first N records of the task file (0 = all)", {}},
+        path_axis("dataset", "${source_dir}/datasets/toolbench/tasks.json",
+                  "task file: a JSON array of MCPToolBench++ records, or one record"),
+        path_axis("servers", "${source_dir}/workloads/toolbench/servers.json",
+                  "servers config {\"mcpServers\": {...}} with ${workdir}, ${memory_file}, ... placeholders"),
+        {"agent", AxisType::String, {std::string("oracle")}, "agent solving the tasks", agent_names(), {}, {}, false},
+        int_axis("trials", 1, "trials per task (the k of pass@k)", 1, 1000),
+        path_axis("fixture", "auto",
+                  "fixture folder copied per trial; auto = <dataset dir>/fixture, else the dataset's folder (subfolders)",
+                  {"auto"}),
+        path_axis("placeholders", "auto",
+                  "placeholder files for the fixture; auto = placeholders.json beside the servers config; none",
+                  {"auto", "none"}),
+        path_axis("memory_seed", "auto",
+                  "memory-server seed copied to ${memory_file} per trial; auto = memory_seed.jsonl beside the dataset; none",
+                  {"auto", "none"}),
+        int_axis("call_timeout_ms", 30000, "timeout of each MCP request (ms)", 1, 3'600'000),
+        int_axis("max_steps", 8, "tool calls an agent may make per task trial", 1, 1000),
+        int_axis("limit", 0, "only the first N records of the task file (0 = all)", 0, 10'000'000),
     };
     w.metrics = {
         {"pass_at_1", "ratio", Better::Higher, "mean over tasks of the unbiased pass@1 (Chen et al. 2021)"},
@@ -83,37 +122,39 @@ class ToolbenchWorkload final : public Workload {
     return w;
   }
 
+  // The int axes are bounded (the plan rejects values out of range), so narrowing them is safe.
   void setup(State& state) override {
     trials_ = static_cast<int>(state.get_int("trials"));
-    if (trials_ < 1) state.skip("trials must be >= 1");
-    if (state.get_int("max_steps") < 1) state.skip("max_steps must be >= 1");
-    if (state.get_int("call_timeout_ms") < 1) state.skip("call_timeout_ms must be >= 1");
     try {
-      const fs::path dataset = resolve_input(state.get_string("dataset"));
-      const fs::path servers = resolve_input(state.get_string("servers"));
+      const fs::path dataset = input_path(state, "dataset");
+      const fs::path servers = input_path(state, "servers");
       data_ = load_dataset(dataset);
       setup_ = TrialSetup{};
       setup_.servers = load_servers_config(servers);
-      setup_.fixture = resolve_fixture(state.get_string("fixture") == "auto" ? "auto"
-                                           : resolve_input(state.get_string("fixture")).string(),
-                                       dataset);
-      if (fs::path p = optional_input(state.get_string("placeholders"), servers.parent_path() / "placeholders.json");
-          !p.empty())
+      setup_.fixture = resolve_fixture(input_path(state, "fixture").string(), dataset);
+      if (fs::path p = optional_input(state, "placeholders", servers.parent_path() / "placeholders.json"); !p.empty())
         setup_.placeholders = load_placeholders(p);
-      setup_.memory_seed = optional_input(state.get_string("memory_seed"), dataset.parent_path() / "memory_seed.jsonl");
+      setup_.memory_seed = optional_input(state, "memory_seed", dataset.parent_path() / "memory_seed.jsonl");
+      if (!setup_.memory_seed.empty()) require_regular_file(setup_.memory_seed, "memory seed");
       setup_.call_timeout = std::chrono::milliseconds(state.get_int("call_timeout_ms"));
       setup_.max_steps = static_cast<int>(state.get_int("max_steps"));
       agent_ = make_agent(state.get_string("agent"), data_.tasks);
     } catch (const std::exception& e) {
       state.fail(e.what());
     }
-    const auto limit = static_cast<std::size_t>(std::max<int64_t>(0, state.get_int("limit")));
+    const auto limit = static_cast<std::size_t>(state.get_int("limit"));
     units_.clear();
     for (const auto& t : data_.tasks) units_.push_back({&t, nullptr, t.index});
     for (const auto& e : data_.errors) units_.push_back({nullptr, &e, e.index});
     std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.index < b.index; });
     if (limit > 0 && units_.size() > limit) units_.resize(limit);
     if (units_.empty()) state.fail("task file " + data_.path.string() + " has no records");
+    const auto bad = std::count_if(units_.begin(), units_.end(), [](const Unit& u) { return u.bad != nullptr; });
+    if (bad > 0) {
+      const Unit& first = *std::find_if(units_.begin(), units_.end(), [](const Unit& u) { return u.bad != nullptr; });
+      state.warn(count_of(static_cast<std::size_t>(bad), "bad record") + " in " + data_.path.string() +
+                 " (first: " + first.bad->problem + ")");
+    }
   }
 
   void sample(State& state) override {
@@ -123,15 +164,21 @@ class ToolbenchWorkload final : public Workload {
     double ast = 0, exec = 0, p1 = 0, pk = 0;
     items_ = 0;
     unexplained_.clear();
+    server_tallies_.clear();
+    unknown_servers_.clear();
+    const auto total = static_cast<int64_t>(units_.size()) * trials_;
+    int64_t done = 0;
+    state.progress(done, total);
     const auto t0 = std::chrono::steady_clock::now();
     for (const Unit& u : units_) {
-      if (state.cancelled()) return;  // the runner discards this sample
       int passes = 0;
       for (int t = 0; t < trials_; ++t) {
+        if (state.cancelled()) return;  // checked before every task trial; the runner discards this sample
         if (u.bad) {
           const bool own_key = !u.bad->uuid.empty() && !good.count(u.bad->uuid);
           add(state, item_key(own_key ? u.bad->uuid : "record-" + std::to_string(u.index), t),
               make_bad_record_item(*u.bad));
+          state.progress(++done, total);
           continue;
         }
         const fs::path dir = state.work_dir() / "trials" / (std::to_string(u.index) + "-" + std::to_string(t));
@@ -139,12 +186,14 @@ class ToolbenchWorkload final : public Workload {
         const TrialScore score = score_trial(*u.task, run.calls, run.error);
         for (const auto& c : run.calls)
           if (c.outcome.latency_ms > 0) latencies.push_back(c.outcome.latency_ms);
+        tally_servers(run);
         ast += score.tool_match && score.param_match;
         exec += score.exec_pass;
         passes += score.pass;
         add(state, item_key(u.task->uuid, t), make_item(*u.task, run, score));
         std::error_code ec;
         fs::remove_all(dir, ec);
+        state.progress(++done, total);
       }
       p1 += pass_at_k(trials_, passes, 1);
       pk += pass_at_k(trials_, passes, trials_);
@@ -162,12 +211,24 @@ class ToolbenchWorkload final : public Workload {
     }
   }
 
-  // The harness checks itself: one item per task trial, and every failure explained.
+  // The harness checks itself (one item per task trial, every failure explained), then the environment:
+  // a configured server that could not start fails the case (the scores measure the setup, not the
+  // agent); servers that tasks name but the config lacks are a dataset problem, warned about.
   void verify(State& state) override {
     const std::size_t expected = units_.size() * static_cast<std::size_t>(trials_);
     if (items_ != expected)
       state.fail("wrote " + std::to_string(items_) + " items for " + std::to_string(expected) + " task trials");
     if (!unexplained_.empty()) state.fail("failing task trial without a reason: " + unexplained_);
+    for (const auto& [server, trials] : unknown_servers_)
+      state.warn("server '" + server + "' is not in the servers config " + setup_.servers.origin + " (" +
+                 count_of(trials, "task trial") + " failed calling it)");
+    std::string broken;
+    for (const auto& [server, tally] : server_tallies_)
+      if (tally.failed > 0)
+        broken += (broken.empty() ? "" : "; ") + ("server '" + server + "' could not start in " +
+                                                  std::to_string(tally.failed) + " of " +
+                                                  count_of(tally.used, "task trial") + ": " + tally.cause);
+    if (!broken.empty()) state.fail(broken);
   }
 
   void teardown(State& state) override {
@@ -179,6 +240,16 @@ class ToolbenchWorkload final : public Workload {
   }
 
  private:
+  void tally_servers(const TrialRun& run) {
+    for (const auto& [server, cause] : run.server_starts) {
+      ServerTally& tally = server_tallies_[server];
+      ++tally.used;
+      if (cause.empty()) continue;
+      if (tally.failed++ == 0) tally.cause = cause;
+    }
+    for (const auto& server : run.unknown_servers) ++unknown_servers_[server];
+  }
+
   void add(State& state, std::string key, nlohmann::json item) {
     if (!item["pass"].get<bool>() && item["reason"].get<std::string>().empty()) unexplained_ = key;
     state.add_item(std::move(key), std::move(item));
@@ -192,6 +263,8 @@ class ToolbenchWorkload final : public Workload {
   int trials_ = 1;
   std::size_t items_ = 0;
   std::string unexplained_;
+  std::map<std::string, ServerTally> server_tallies_;   // configured servers, this sample
+  std::map<std::string, std::size_t> unknown_servers_;  // server -> task trials that called it
 };
 
 }  // namespace

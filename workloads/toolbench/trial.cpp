@@ -32,11 +32,12 @@ std::string message_of(const std::exception& e, const std::string& server) {
   return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
 }
 
-// The servers of one trial, started on first use; a server that failed stays failed.
+// The servers of one trial, started on first use; a server that failed stays failed. Start outcomes
+// and unknown server names go to `run`.
 class Servers {
  public:
-  Servers(const TrialSetup& setup, Vars vars, fs::path logs)
-      : setup_(setup), vars_(std::move(vars)), logs_(std::move(logs)) {}
+  Servers(const TrialSetup& setup, Vars vars, fs::path logs, TrialRun& run)
+      : setup_(setup), vars_(std::move(vars)), logs_(std::move(logs)), run_(run) {}
 
   ToolOutcome call(const ToolCall& c) {
     ToolOutcome out;
@@ -70,15 +71,19 @@ class Servers {
     auto entry = setup_.servers.servers.find(name);
     if (entry == setup_.servers.servers.end()) {
       error = "server '" + name + "' is not in the servers config " + setup_.servers.origin;
+      run_.unknown_servers.insert(name);
     } else {
       try {
         const mcp::ServerSpec spec = instantiate(entry->second, vars_, (logs_ / (name + ".log")).string());
         mcp::ClientOptions opts;
         opts.request_timeout = setup_.call_timeout;
         auto client = mcp::Client::connect(spec, opts);
+        run_.server_starts[name] = "";
         return (clients_[name] = std::move(client)).get();
       } catch (const std::exception& e) {
-        error = "cannot start server '" + name + "': " + message_of(e, name) + stderr_note(name);
+        const std::string cause = message_of(e, name) + stderr_note(name);
+        run_.server_starts[name] = cause;
+        error = "cannot start server '" + name + "': " + cause;
       }
     }
     failed_[name] = error;
@@ -93,6 +98,7 @@ class Servers {
   const TrialSetup& setup_;
   Vars vars_;
   fs::path logs_;
+  TrialRun& run_;
   std::map<std::string, std::unique_ptr<mcp::Client>> clients_;
   std::map<std::string, std::string> failed_;
 };
@@ -126,7 +132,7 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
                        {"config_dir", config_dir.empty() ? "." : config_dir.string()},
                        {"source_dir", source_dir.string()},
                        {"npm_bin", (source_dir / "mcp" / "servers" / "node_modules" / ".bin").string()}},
-                  logs);
+                  logs, run);
   const TaskPrompt prompt = prompt_of(task);
   try {
     agent.begin(prompt, trial);

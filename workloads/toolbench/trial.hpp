@@ -2,6 +2,8 @@
 // One task trial: a fresh fixture copy and fresh servers, the agent loop, every tools/call timed.
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,11 @@ struct TrialRun {
   std::vector<CallRecord> calls;
   std::string answer;
   std::string error;
+  /// Each configured server the trial tried to start -> "" when it started and initialised, else why
+  /// it could not (its stderr tail included): a broken environment rather than the agent's failure.
+  std::map<std::string, std::string> server_starts;
+  /// Servers that calls went to but the servers config lacks (the task and config disagree).
+  std::set<std::string> unknown_servers;
 };
 
 /// Runs `task` once with `agent` in `dir` (created; holds root/ = the fixture copy and the server

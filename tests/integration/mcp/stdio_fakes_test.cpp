@@ -3,9 +3,11 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "integration/mcp/mcp_test_helpers.hpp"
 #include "mcp/client.hpp"
+#include "mcp/warnings.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb::mcp::test {
@@ -22,6 +24,22 @@ ClientOptions with_timeout(std::chrono::milliseconds timeout) {
 
 std::string contents(const std::filesystem::path& p) {
   return std::filesystem::exists(p) ? mlsb::test::read_file(p) : "";
+}
+
+/// A server `sh -c SCRIPT` that first writes its pid (= its process group) to `pid_file`.
+ServerSpec shell_server(const std::string& name, const std::filesystem::path& pid_file, const std::string& script) {
+  ServerSpec spec;
+  spec.name = name;
+  spec.command = {"sh", "-c", "echo $$ > '" + pid_file.string() + "'; " + script};
+  return spec;
+}
+
+/// Whether ps lists a process of the group named in `pid_file` that is not a zombie.
+bool group_alive(const std::filesystem::path& pid_file) {
+  std::string pgid = contents(pid_file);
+  while (!pgid.empty() && pgid.back() == '\n') pgid.pop_back();
+  if (pgid.empty()) return false;
+  return std::system(("ps -o stat= -g " + pgid + " | grep -qv '^Z'").c_str()) == 0;
 }
 
 TEST(McpStdio, CommandThatDoesNotExistFailsAtConnect) {
@@ -129,6 +147,74 @@ TEST(McpStdio, CloseReapsTheServerAndLeaksNoDescriptors) {
   errno = 0;
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child is left (zombie or running)";
   EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(McpStdio, StderrFloodNeitherDefeatsTheTimeoutNorFillsTheDisk) {
+  mlsb::test::TempDir tmp;
+  ServerSpec spec = shell_server("flood", tmp / "pid", "yes errrrrrrr >&2");
+  spec.stderr_log = (tmp / "server.log").string();
+  const auto start = Clock::now();
+  EXPECT_THROW(Client::connect(spec, with_timeout(500ms)), TimeoutError);
+  EXPECT_LT(Clock::now() - start, 3s);  // the timeout, then close(): stdin closed, 1 s grace, SIGTERM
+  EXPECT_FALSE(group_alive(tmp / "pid")) << "yes survived";
+  const std::string log = contents(spec.stderr_log);
+  EXPECT_LE(log.size(), kMaxServerLogBytes + 200);
+  EXPECT_EQ(log.rfind("errrrrrrr\n", 0), 0u);
+  EXPECT_NE(log.find("server 'flood': log reached 4 MiB; dropping the rest"), std::string::npos);
+}
+
+TEST(McpStdio, ServerThatDoesNotReadStdinTimesOutOnTheWrite) {
+  mlsb::test::TempDir tmp;
+  auto client_of = [&] {
+    // Answers initialize from a canned line, then never reads again: a large request fills the pipe.
+    const std::string init = R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25",)"
+                             R"("capabilities":{},"serverInfo":{"name":"x","version":"1"}}})";
+    return Client::connect(shell_server("deaf", tmp / "pid", "read line; echo '" + init + "'; exec sleep 1000"),
+                           with_timeout(300ms));
+  };
+  auto client = client_of();
+  const auto start = Clock::now();
+  EXPECT_THROW(client->call_tool("t", {{"blob", std::string(1 << 20, 'x')}}), TimeoutError);
+  EXPECT_LT(Clock::now() - start, 1s);
+  client->close();
+  EXPECT_FALSE(group_alive(tmp / "pid"));
+}
+
+TEST(McpStdio, CloseKillsWhatTheServerStarted) {
+  for (const std::string script : {"echo garbage; sleep 1000", "(sleep 1000 &); sleep 1000"}) {
+    mlsb::test::TempDir tmp;
+    EXPECT_THROW(Client::connect(shell_server("kids", tmp / "pid", script), with_timeout(300ms)), TimeoutError);
+    EXPECT_FALSE(group_alive(tmp / "pid")) << script;
+  }
+}
+
+TEST(McpStdio, DeeplyNestedReplyIsSkippedWithAWarningNotACrash) {
+  mlsb::test::TempDir tmp;
+  ServerSpec spec = fake_spec("deep_nesting.mjs");
+  spec.stderr_log = (tmp / "server.log").string();
+  auto client = Client::connect(spec, with_timeout(1s));
+  EXPECT_THROW(client->call_tool("deep", nlohmann::json::object()), TimeoutError);
+  EXPECT_EQ(client->call_tool("shallow", nlohmann::json::object()).text(), "shallow");
+  client->close();
+  EXPECT_NE(contents(spec.stderr_log).find("skipping a stdout line that nests JSON deeper than 512 levels"),
+            std::string::npos);
+}
+
+TEST(McpStdio, OverlongLineEndsTheConnectionWithAClearError) {
+  mlsb::test::TempDir tmp;
+  const auto start = Clock::now();
+  try {
+    Client::connect(shell_server("endless", tmp / "pid", "head -c 70000000 /dev/zero | tr '\\0' x; sleep 1000"),
+                    with_timeout(20s));
+    FAIL() << "no McpError";
+  } catch (const TimeoutError& e) {
+    FAIL() << e.what();
+  } catch (const McpError& e) {
+    EXPECT_STREQ(e.what(), "server 'endless': sent a stdout line longer than 64 MiB; closed the connection"
+                           " (while waiting for 'initialize')");
+  }
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_FALSE(group_alive(tmp / "pid"));
 }
 
 }  // namespace

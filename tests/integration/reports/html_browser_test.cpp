@@ -1,9 +1,12 @@
-// The HTML report in a real browser (headless Debian Chromium): no console messages at all, the SVG
-// charts and tables in the rendered DOM, and a screenshot. Console output is captured with
+// The HTML report in a real browser (headless Debian Chromium, 1400 x 2400 window): no console messages at
+// all, the SVG charts and tables in the rendered DOM, every table within the window width even with long
+// cells, and a screenshot. Console output is captured with
 // --enable-logging=stderr, which logs every console message, uncaught error and CSP violation as a
 // "CONSOLE" line; the self-check tests prove the capture catches deliberately broken pages.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "reports/render.hpp"
@@ -26,7 +29,48 @@ CommandResult chromium(const fs::path& html, const std::string& action) {
       "timeout 120 " + kChromium.string() +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
       " --disable-component-update --disable-sync --user-data-dir='" + profile.path().string() +
-      "' --enable-logging=stderr --v=0 --window-size=1280,1600 " + action + " 'file://" + html.string() + "'");
+      "' --enable-logging=stderr --v=0 --window-size=1400,2400 " + action + " 'file://" + html.string() + "'");
+}
+
+// The fixture run with long cells: two cases share a label, so both fall back to their 230-character
+// params_key, and a failure reason and a tool-call query run to hundreds of characters.
+RunData wide_run() {
+  RunData d = test::fixture_run();
+  std::string key;
+  for (int i = 0; i < 20; ++i) key += std::string(i ? "," : "") + "axis_number_" + std::to_string(i) + "=v";
+  for (int variant : {1, 2}) {
+    CaseRecord c = test::make_case("moe_train", {}, {{"time_ms", {10.0 + variant, 10.2 + variant}}});
+    c.params_key = key + ",variant=" + std::to_string(variant);
+    c.label = "same-label";
+    d.cases.insert(d.cases.begin() + 1, std::move(c));
+  }
+  for (auto& c : d.cases) {
+    if (c.status == "failed") c.reason = "gradient mismatch: " + std::string(400, 'x') + " and more";
+    for (auto& [key, item] : c.items)
+      if (!item.value("pass", true)) item["query"] = "Read " + std::string(300, 'q') + " please";
+  }
+  return d;
+}
+
+// The report with a script appended that measures, after layout, how far the page and its widest
+// element reach beyond the window ("fit: scroll=... client=... over=N" in the dumped DOM). The CSP is
+// relaxed for that one inline script.
+std::string with_layout_probe(std::string html) {
+  const std::string csp = "default-src 'none'; style-src 'unsafe-inline'";
+  html.replace(html.find(csp), csp.size(), csp + "; script-src 'unsafe-inline'");
+  const std::string probe = R"(<script>
+const w = document.documentElement.clientWidth;
+const over = [...document.querySelectorAll('th,td,svg,p,h2,h3')]
+  .filter(e => e.getBoundingClientRect().right > w + 0.5)
+  .map(e => e.tagName + ':' + e.textContent.slice(0, 40));
+const out = document.createElement('pre');
+out.id = 'fit';
+out.textContent = 'fit: scroll=' + document.documentElement.scrollWidth + ' client=' + w + ' over=' + over.length +
+  (over.length ? ' first=' + over[0] : '');
+document.body.append(out);
+</script>)";
+  html.insert(html.rfind("</body>"), probe);
+  return html;
 }
 
 // The console lines (messages, uncaught errors, CSP violations) Chromium logged.
@@ -81,19 +125,39 @@ TEST_F(ReportsHtmlBrowserTest, ReportLoadsWithoutConsoleMessagesAndRendersTables
   EXPECT_NE(r.out.find("<svg"), std::string::npos);
   EXPECT_NE(r.out.find("class=\"bar\""), std::string::npos);
   EXPECT_NE(r.out.find("<table class=\"cases\">"), std::string::npos);
-  EXPECT_NE(r.out.find("<td>experts=8,topk=2</td>"), std::string::npos);
+  EXPECT_NE(r.out.find("<td class=\"text\">moe_train/experts=8</td>"), std::string::npos);
   EXPECT_NE(r.out.find("gradient mismatch | max err &lt;0.5&gt; &amp; more"), std::string::npos);
   EXPECT_NE(r.out.find("<th>AST accuracy</th>"), std::string::npos);
 }
 
+TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitA1400PixelWindow) {
+  const auto r = chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(console_lines(r.err), "");
+  const std::string marker = "<pre id=\"fit\">";
+  auto at = r.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << "the layout probe did not run";
+  at += marker.size();
+  const std::string fit = r.out.substr(at, r.out.find('<', at) - at);
+  int scroll = 0, client = 0, over = -1;
+  ASSERT_EQ(std::sscanf(fit.c_str(), "fit: scroll=%d client=%d over=%d", &scroll, &client, &over), 3) << fit;
+  EXPECT_GT(client, 1000) << fit;         // the window is really 1400 px wide
+  EXPECT_LE(scroll, client) << fit;       // no horizontal page scroll
+  EXPECT_EQ(over, 0) << fit;              // no cell, chart or heading beyond the window
+  EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
+}
+
 TEST_F(ReportsHtmlBrowserTest, ReportScreenshotIsAPng) {
   const fs::path png = tmp_ / "report.png";
-  const auto r = chromium(page("report.html", render(test::fixture_run(), Format::Html)), "--screenshot=" + png.string());
+  const auto r = chromium(page("report.html", render(wide_run(), Format::Html)), "--screenshot=" + png.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(console_lines(r.err), "");
   ASSERT_TRUE(fs::exists(png)) << r.err;
   EXPECT_GT(fs::file_size(png), 1000u);
   EXPECT_EQ(mlsb::test::read_file(png).substr(1, 3), "PNG");
+  // MLSB_KEEP_SCREENSHOT=FILE keeps a copy of the screenshot for a person to look at.
+  if (const char* keep = std::getenv("MLSB_KEEP_SCREENSHOT"))
+    fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
 }
 
 }  // namespace

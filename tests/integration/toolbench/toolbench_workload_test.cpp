@@ -2,8 +2,11 @@
 // MCP servers.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <iostream>
 #include <map>
+#include <utility>
 
 #include "harness/registry.hpp"
 #include "harness/workload.hpp"
@@ -16,12 +19,16 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct CaseResult {
+  std::string failure;  ///< the FailCase message from setup or verify; "" = the case is ok
+  std::vector<std::string> warnings;
+  std::pair<int64_t, int64_t> progress;  ///< task trials done, of total, after the sample
   std::map<std::string, std::vector<double>> samples;
   std::vector<std::pair<std::string, json>> items;
   double metric(const std::string& m) const { return samples.at(m).at(0); }
 };
 
-// Runs one toolbench case (defaults overridden by `overrides`) the way the runner does.
+// Runs one toolbench case (defaults overridden by `overrides`) the way the runner does; a FailCase
+// from setup or verify ends it and is kept in `failure` (the items are kept as the runner keeps them).
 CaseResult run_case(const std::map<std::string, Value>& overrides) {
   auto w = make_workload("toolbench");
   const WorkloadInfo info = w->info();
@@ -30,12 +37,27 @@ CaseResult run_case(const std::map<std::string, Value>& overrides) {
   for (const auto& [k, v] : overrides) params[k] = v;
   test::TempDir work;
   State st(info, params, 1, work.path());
-  w->setup(st);
-  st.begin_sample(0, false);
-  w->sample(st);
-  w->verify(st);
+  CaseResult r;
+  try {
+    w->setup(st);
+    st.begin_sample(0, false);
+    w->sample(st);
+    w->verify(st);
+  } catch (const FailCase& e) {
+    r.failure = e.what();
+  }
   w->teardown(st);
-  return {st.samples(), st.items()};
+  r.warnings = st.warnings();
+  r.progress = st.progress();
+  r.samples = st.samples();
+  r.items = st.items();
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
 }
 
 fs::path shared_tasks() {
@@ -50,10 +72,24 @@ TEST(ToolbenchWorkload, DeclaresItsContract) {
     EXPECT_NE(info.find_metric(m), nullptr) << m;
   EXPECT_EQ(info.runner.warmup, 0);
   EXPECT_EQ(info.runner.max_samples, 1);
+  for (const auto& a : info.axes) {
+    if (a.type == AxisType::Int) {
+      EXPECT_TRUE(a.min && a.max) << a.name << " is unbounded";
+      EXPECT_LE(a.max.value_or(INFINITY), 2147483647.0) << a.name << " must fit an int";
+    }
+    const bool path = a.name == "dataset" || a.name == "servers" || a.name == "fixture" || a.name == "placeholders" ||
+                      a.name == "memory_seed";
+    EXPECT_EQ(a.path, path) << a.name;
+  }
+  EXPECT_EQ(info.find_axis("placeholders")->choices, (std::vector<std::string>{"auto", "none"}));
+  EXPECT_EQ(info.find_axis("fixture")->choices, (std::vector<std::string>{"auto"}));
 }
 
 TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
   const CaseResult r = run_case({});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
+  EXPECT_EQ(r.progress, std::make_pair(int64_t(r.items.size()), int64_t(r.items.size())));
   EXPECT_EQ(r.metric("pass_at_1"), 1.0);
   EXPECT_EQ(r.metric("ast_accuracy"), 1.0);
   EXPECT_EQ(r.metric("exec_pass_rate"), 1.0);
@@ -75,6 +111,7 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
 TEST(ToolbenchWorkload, PublishedFilesystemTasksAllProduceItems) {
   if (!fs::exists(shared_tasks())) GTEST_SKIP() << "no " << shared_tasks();
   const CaseResult r = run_case({{"dataset", shared_tasks().string()}});
+  ASSERT_EQ(r.failure, "");
   ASSERT_EQ(r.items.size(), 241u);
   const double p1 = r.metric("pass_at_1");
   EXPECT_GT(p1, 0.0);
@@ -98,19 +135,35 @@ TEST(ToolbenchWorkload, PublishedFilesystemTasksAllProduceItems) {
             << r.metric("call_latency_p50_ms") << " ms, " << r.metric("tasks_per_s") << " tasks/s\n";
 }
 
-TEST(ToolbenchWorkload, MissingServerCommandFailsEveryTaskWithAReason) {
-  test::TempDir dir;
-  test::write_file(dir / "servers.json", R"({"mcpServers": {
-      "filesystem": {"command": "mlsb-no-such-server", "args": ["${workdir}"]},
-      "memory": {"command": "mlsb-no-such-server"}}})");
-  const CaseResult r = run_case({{"servers", (dir / "servers.json").string()}, {"limit", int64_t{6}}});
-  ASSERT_EQ(r.items.size(), 6u);
-  EXPECT_EQ(r.metric("pass_at_1"), 0.0);
-  EXPECT_EQ(r.samples.count("call_latency_p50_ms"), 0u);  // no call reached a server
-  for (const auto& [key, item] : r.items) {
-    EXPECT_FALSE(item["pass"].get<bool>());
-    EXPECT_NE(item["reason"].get<std::string>().find("mlsb-no-such-server"), std::string::npos)
-        << key << ": " << item["reason"];
+// A server that cannot start is the environment's fault, not the agent's: every task fails with the
+// reason and the case fails naming the server and the cause; the items are kept.
+TEST(ToolbenchWorkload, DeadServersFailTheCaseNamingServerAndCause) {
+  struct Broken {
+    std::string entry, cause;
+  };
+  const std::vector<Broken> cases = {
+      {R"({"command": "mlsb-no-such-server", "args": ["${workdir}"]})", "command 'mlsb-no-such-server' not found"},
+      {R"({"command": "false"})", "exit"},  // exits before answering initialize
+      {R"({"url": "http://127.0.0.1:1/mcp"})", "127.0.0.1 port 1"},
+      {R"({"command": "${nope}/server"})", "unknown placeholder ${nope}"},
+  };
+  for (const auto& c : cases) {
+    test::TempDir dir;
+    test::write_file(dir / "servers.json",
+                     R"({"mcpServers": {"filesystem": )" + c.entry + R"(, "memory": {"command": "false"}}})");
+    const CaseResult r = run_case({{"servers", (dir / "servers.json").string()}, {"limit", int64_t{6}}});
+    EXPECT_EQ(r.failure.rfind("server 'filesystem' could not start in 6 of 6 task trials: ", 0), 0u)
+        << c.entry << ": " << r.failure;
+    EXPECT_NE(r.failure.find(c.cause), std::string::npos) << c.entry << ": " << r.failure;
+    ASSERT_EQ(r.items.size(), 6u) << c.entry;
+    EXPECT_EQ(r.metric("pass_at_1"), 0.0);
+    EXPECT_EQ(r.samples.count("call_latency_p50_ms"), 0u);  // no call reached a server
+    for (const auto& [key, item] : r.items) {
+      EXPECT_FALSE(item["pass"].get<bool>());
+      const std::string reason = item["reason"].get<std::string>();
+      EXPECT_NE(reason.find("cannot start server 'filesystem': "), std::string::npos) << key << ": " << reason;
+      EXPECT_NE(reason.find(c.cause), std::string::npos) << key << ": " << reason;
+    }
   }
 }
 
@@ -127,6 +180,14 @@ TEST(ToolbenchWorkload, BadRecordsAndUnknownServersAreFailedItems) {
   const CaseResult r = run_case({{"dataset", (dir / "tasks.json").string()},
                                  {"fixture", (test::source_dir() / "datasets" / "toolbench" / "fixture").string()},
                                  {"trials", int64_t{2}}});
+  // Both are dataset problems: the case stays ok, with warnings naming the file, the server and counts.
+  EXPECT_EQ(r.failure, "");
+  ASSERT_EQ(r.warnings.size(), 2u) << joined(r.warnings);
+  EXPECT_EQ(r.warnings[0], "1 bad record in " + (dir / "tasks.json").string() +
+                               " (first: record 2 (uuid bad-record): missing field 'query')");
+  EXPECT_NE(r.warnings[1].find("server 'weather' is not in the servers config"), std::string::npos) << r.warnings[1];
+  EXPECT_NE(r.warnings[1].find("(2 task trials failed calling it)"), std::string::npos) << r.warnings[1];
+  EXPECT_EQ(r.progress, std::make_pair(int64_t{6}, int64_t{6}));
   ASSERT_EQ(r.items.size(), 6u);
   std::map<std::string, json> by_key(r.items.begin(), r.items.end());
   EXPECT_TRUE(by_key.at("task/" + tasks[0]["uuid"].get<std::string>() + "/1")["pass"].get<bool>());
@@ -144,12 +205,81 @@ TEST(ToolbenchWorkload, BadRecordsAndUnknownServersAreFailedItems) {
 TEST(ToolbenchWorkload, InvalidTaskFileFailsTheCaseNamingIt) {
   const fs::path map = test::shared_dir() / "mcptoolbench" / "data" / "map" / "map_single_demo.json";
   if (!fs::exists(map)) GTEST_SKIP() << "no " << map;
-  try {
-    run_case({{"dataset", map.string()}});
-    FAIL() << "expected the case to fail";
-  } catch (const FailCase& e) {
-    EXPECT_NE(std::string(e.what()).find("map_single_demo.json: not valid JSON"), std::string::npos) << e.what();
+  const CaseResult r = run_case({{"dataset", map.string()}});
+  EXPECT_NE(r.failure.find("map_single_demo.json: not valid JSON"), std::string::npos) << r.failure;
+  EXPECT_TRUE(r.items.empty());
+}
+
+// Inputs that are not what they must be fail the case in setup with a message naming the path.
+TEST(ToolbenchWorkload, UnusableInputsFailTheCaseNamingThePath) {
+  test::TempDir dir;
+  const std::size_t depth = 100000;
+  test::write_file(dir / "deep.json", std::string(depth, '[') + std::string(depth, ']'));
+  test::write_file(dir / "deep_servers.json", R"({"mcpServers": )" + std::string(depth, '[') + std::string(depth, ']') + "}");
+  const fs::path tasks = test::source_dir() / "datasets" / "toolbench" / "tasks.json";
+  struct Bad {
+    std::map<std::string, Value> params;
+    std::string message;
+  };
+  std::vector<Bad> cases = {
+      {{{"dataset", (dir / "deep.json").string()}}, "task file " + (dir / "deep.json").string() + ": JSON nesting deeper than 512 levels"},
+      {{{"servers", (dir / "deep_servers.json").string()}}, "servers config " + (dir / "deep_servers.json").string() + ": JSON nesting deeper than 512 levels"},
+      {{{"dataset", dir.path().string()}}, "task file " + dir.path().string() + ": is not a regular file (a folder)"},
+      {{{"servers", dir.path().string()}}, "servers config " + dir.path().string() + ": is not a regular file (a folder)"},
+      {{{"placeholders", dir.path().string()}}, "placeholders file " + dir.path().string() + ": is not a regular file"},
+      {{{"memory_seed", dir.path().string()}}, "memory seed " + dir.path().string() + ": is not a regular file"},
+      {{{"fixture", tasks.string()}}, "fixture folder " + tasks.string() + " is not a folder"},
+  };
+  if (fs::exists("/dev/zero"))
+    cases.push_back({{{"dataset", std::string("/dev/zero")}}, "task file /dev/zero: is not a regular file"});
+  for (const auto& c : cases) {
+    const CaseResult r = run_case(c.params);
+    EXPECT_NE(r.failure.find(c.message), std::string::npos) << c.message << "\n got: " << r.failure;
+    EXPECT_TRUE(r.items.empty());
   }
+}
+
+TEST(ToolbenchWorkload, PathAxisValuesAreExpanded) {
+  const CaseResult r = run_case({{"dataset", std::string("${source_dir}/datasets/toolbench/tasks.json")},
+                                 {"fixture", std::string("${source_dir}/datasets/toolbench/fixture")},
+                                 {"limit", int64_t{2}}});
+  EXPECT_EQ(r.failure, "");
+  EXPECT_EQ(r.items.size(), 2u);
+}
+
+TEST(ToolbenchWorkload, CancelledSampleStopsBeforeTheNextTaskTrial) {
+  auto w = make_workload("toolbench");
+  const WorkloadInfo info = w->info();
+  Params params;
+  for (const auto& a : info.axes) params[a.name] = a.defaults.at(0);
+  test::TempDir work;
+  State st(info, params, 1, work.path());
+  const std::atomic<bool> cancel{true};
+  st.set_cancel_flag(&cancel);
+  w->setup(st);
+  st.begin_sample(0, false);
+  w->sample(st);
+  EXPECT_TRUE(st.items().empty());
+  EXPECT_TRUE(st.samples().empty());
+  EXPECT_EQ(st.progress().first, 0);
+  w->teardown(st);
+}
+
+// The plan rejects out-of-range numbers for every numeric axis (exit 2), before any case runs.
+TEST(ToolbenchWorkload, OutOfRangeAxisValuesAreInputErrors) {
+  test::TempDir dir;
+  const std::string db = "--db '" + (dir / "x.db").string() + "' ";
+  for (const std::string p : {"trials=0", "trials=-1", "trials=4294967297", "call_timeout_ms=0", "call_timeout_ms=-1",
+                              "call_timeout_ms=10000000000000", "max_steps=0", "max_steps=4294967296", "limit=-5"}) {
+    const auto r = test::run_shell("'" + test::binary().string() + "' " + db + "run toolbench -p " + p);
+    EXPECT_EQ(r.exit_code, 2) << p << "\n" << r.err;
+    EXPECT_NE(r.err.find("axis '" + p.substr(0, p.find('=')) + "': "), std::string::npos) << p << ": " << r.err;
+    EXPECT_NE(r.err.find("is out of range"), std::string::npos) << p << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "x.db"));
+  const auto ok = test::run_shell("'" + test::binary().string() + "' run toolbench -p trials=1000 -p limit=10000000 "
+                                  "-p call_timeout_ms=3600000 -p max_steps=1000 --dry-run");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
 }  // namespace

@@ -51,6 +51,9 @@ TEST(HarnessPlan, RejectsBadAxesWithClearErrors) {
   EXPECT_THAT(error_of([&] { expand_axes(info, {{"size", {"big"}}}); }), AllOf(HasSubstr("size"), HasSubstr("big")));
   EXPECT_THAT(error_of([&] { expand_axes(info, {{"mode", {"z"}}}); }),
               AllOf(HasSubstr("mode"), HasSubstr("'z'"), HasSubstr("allowed: a, b")));
+  EXPECT_THAT(error_of([&] { expand_axes(info, {{"size", {"1001"}}}); }),
+              HasSubstr("axis 'size': 1001 is out of range (allowed: 0 to 1000)"));
+  EXPECT_THAT(error_of([&] { expand_axes(info, {{"size", {"-1"}}}); }), HasSubstr("out of range"));
   EXPECT_THAT(error_of([] { parse_axis_overrides({"size"}); }), HasSubstr("axis=value"));
   EXPECT_THAT(error_of([] { parse_axis_overrides({"size=1,,2"}); }), HasSubstr("empty value"));
   EXPECT_EQ(parse_axis_overrides({"size=1,2", "size=3"}).at("size").size(), 3u);
@@ -111,6 +114,28 @@ TEST(HarnessSuite, ShippedSuitesAreValid) {
     EXPECT_EQ(s.name, f.stem().string());
     EXPECT_FALSE(s.description.empty()) << f;
   }
+}
+
+TEST(HarnessPlan, PathAxesAreCanonicalAndMustExist) {
+  Axis axis{"dataset", AxisType::String, {}, "a file", {"auto"}};
+  axis.path = true;
+  const auto readme = test::source_dir() / "README.md";
+  EXPECT_EQ(canonical_path_value(axis, readme.string()), "${source_dir}/README.md");
+  EXPECT_EQ(canonical_path_value(axis, "${source_dir}/harness/../README.md"), "${source_dir}/README.md");
+  test::TempDir dir;
+  test::write_file(dir / "t.json", "[]");
+  EXPECT_EQ(canonical_path_value(axis, (dir / "t.json").string()), (dir / "t.json").string());
+  EXPECT_THAT(error_of([&] { canonical_path_value(axis, (dir / "none.json").string()); }),
+              AllOf(HasSubstr("axis 'dataset'"), HasSubstr("none.json does not exist")));
+  validate_value(axis, Value{std::string("anything")});  // a path axis's choices are keywords only
+}
+
+TEST(HarnessPlan, LabelsNameOnlyNonDefaultParams) {
+  const WorkloadInfo info = make_workload("test_counter")->info();
+  EXPECT_EQ(case_label(info, expand_axes(info, {}).front()), "");
+  EXPECT_EQ(case_label(info, expand_axes(info, {{"size", {"4"}}}).front()), "size=4");
+  const Plan p = build_plan("test_counter", {}, {{"mode", {"b"}}}, {}, "");
+  EXPECT_EQ(p.cases.at(0).display_name(), "test_counter/mode=b");
 }
 
 TEST(HarnessSuite, PlaceholdersExpand) {

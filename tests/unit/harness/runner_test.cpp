@@ -47,6 +47,17 @@ TEST(HarnessRunner, StoppingRule) {
   EXPECT_TRUE(should_stop(r, 4, 5.5, 1.0));   // time limit
 }
 
+TEST(HarnessRunner, RepetitionsAreAFixedCountNotCutByTheTimeLimit) {
+  auto spec = spec_for("test_sleep", {{"ms", int64_t{30}}});
+  RunnerOverrides ro;
+  ro.max_time_s = 0.01;  // a suite's time limit, shorter than one sample
+  ro.set_repetitions(4);
+  spec.runner = ro.apply(spec.runner);
+  const auto r = run(spec);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_EQ(r.samples.at("value").size(), 4u);
+}
+
 TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
   const int before = test::counter_samples();
   const auto spec = spec_for("test_counter", {{"mode", std::string("a")}, {"size", int64_t{3}}});

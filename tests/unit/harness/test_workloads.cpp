@@ -33,7 +33,7 @@ class Counter : public Workload {
   WorkloadInfo info() const override {
     auto i = base_info("test_counter");
     i.axes = {{"mode", AxisType::String, {std::string("a")}, "a mode", {"a", "b"}},
-              {"size", AxisType::Int, {int64_t{1}}, "a size", {}}};
+              {"size", AxisType::Int, {int64_t{1}}, "a size", {}, 0, 1000}};
     return i;
   }
   void sample(State& s) override {
@@ -77,7 +77,7 @@ class NoPrimary : public Workload {
 
 WorkloadInfo sleep_info(std::string name) {
   auto i = base_info(std::move(name));
-  i.axes = {{"ms", AxisType::Int, {int64_t{10}}, "sleep per sample", {}}};
+  i.axes = {{"ms", AxisType::Int, {int64_t{10}}, "sleep per sample", {}, 0, {}}};
   return i;
 }
 

@@ -112,5 +112,39 @@ TEST(McpClient, CallToolReadsContentErrorFlagAndStructuredContent) {
   EXPECT_TRUE(client->call_tool("fails", json::object()).is_error);
 }
 
+TEST(McpClient, MalformedResultsGiveAClearMcpError) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json::array(), "malformed tools/list result: the result is not an object"},
+      {{{"tools", "x"}}, "malformed tools/list result: `tools` is not an array"},
+      {{{"tools", {{{"name", 3}}}}}, "malformed tools/list result: a tool has no string `name`"},
+      {{{"tools", {"t"}}}, "malformed tools/list result: a tool has no string `name`"},
+      {{{"tools", {{{"name", "t"}, {"description", 1}}}}}, "a tool's `description` is not a string"},
+      {{{"tools", {{{"name", "t"}, {"inputSchema", "s"}}}}}, "a tool's `inputSchema` is not an object"},
+  };
+  for (const auto& [list_result, problem] : cases) {
+    ScriptedServer server;
+    auto inner = server.responder();
+    auto client = Client::connect(std::make_unique<FakeTransport>([&](const json& m, FakeTransport& t) {
+                                    if (m.value("method", "") != "tools/list") return inner(m, t);
+                                    t.deliver(jsonrpc::result(m["id"], list_result));
+                                  }),
+                                  named("bad"));
+    try {
+      client->list_tools();
+      FAIL() << "no McpError for " << list_result.dump();
+    } catch (const McpError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("server 'bad': ", 0), 0u) << what;
+      EXPECT_NE(what.find(problem), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(McpClient, TextSkipsATextBlockWhoseTextIsNotAString) {
+  CallResult r;
+  r.content = {{{"type", "text"}, {"text", 5}}, {{"type", "text"}, {"text", "ok"}}, {{"type", 1}}};
+  EXPECT_EQ(r.text(), "ok");
+}
+
 }  // namespace
 }  // namespace mlsb::mcp

@@ -92,6 +92,71 @@ TEST(McpRpcSession, ErrorResponseBecomesRpcError) {
   }
 }
 
+TEST(McpRpcSession, MalformedErrorObjectsGiveAClearMcpError) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"code", "oops"}, {"message", "m"}}, "error `code` is missing or not an integer"},
+      {{{"code", 1.5}, {"message", "m"}}, "error `code` is missing or not an integer"},
+      {{{"code", 1}, {"message", 7}}, "error `message` is missing or not a string"},
+      {{{"code", 1}}, "error `message` is missing or not a string"},
+      {{{"code", 99999999999LL}, {"message", "m"}}, "error `code` is out of range"},
+      {"just a string", "`error` is not an object"},
+  };
+  for (const auto& [error, problem] : cases) {
+    SessionFixture f([&](const json& sent, FakeTransport& self) {
+      self.deliver({{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"error", error}});
+    });
+    try {
+      f.session->request("tools/call", json::object(), 5s);
+      FAIL() << "no McpError for " << error.dump();
+    } catch (const RpcError& e) {
+      FAIL() << "RpcError for " << error.dump() << ": " << e.what();
+    } catch (const McpError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("server 'fake': malformed response to 'tools/call': ", 0), 0u) << what;
+      EXPECT_NE(what.find(problem), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(McpRpcSession, ResponseWithBothResultAndErrorIsMalformed) {
+  SessionFixture f([](const json& sent, FakeTransport& self) {
+    self.deliver({{"jsonrpc", "2.0"}, {"id", sent["id"]}, {"result", 1}, {"error", {{"code", 1}, {"message", "m"}}}});
+  });
+  EXPECT_THROW(
+      {
+        try {
+          f.session->request("ping", nullptr, 5s);
+        } catch (const RpcError&) {
+          FAIL() << "RpcError";
+        }
+      },
+      McpError);
+}
+
+TEST(McpJsonRpc, ParseMessageRefusesDeepNestingAndNonJson) {
+  std::string problem;
+  EXPECT_EQ(jsonrpc::parse_message(R"({"a":[1]})", problem), json({{"a", {1}}}));
+  const std::string deep(200000, '[');
+  EXPECT_FALSE(jsonrpc::parse_message(deep, problem));
+  EXPECT_EQ(problem.rfind("nests JSON deeper than 512 levels: [[[", 0), 0u) << problem.substr(0, 100);
+  EXPECT_LT(problem.size(), 400u);
+  EXPECT_FALSE(jsonrpc::parse_message("{ nope", problem));
+  EXPECT_EQ(problem, "is not JSON: { nope");
+}
+
+TEST(McpServerLog, KeepsTheFirstBytesAndNotesTheCutOnce) {
+  mlsb::test::TempDir tmp;
+  const std::string log = (tmp / "s.log").string();
+  const std::string chunk(1 << 20, 'e');
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(append_to_server_log(log, "s", chunk));
+  WarningSink("s", log)("a warning past the cap");
+  const std::string text = mlsb::test::read_file(log);
+  const std::string note = "mlsysbench mcp: server 's': log reached 4 MiB; dropping the rest\n";
+  EXPECT_EQ(text.size(), kMaxServerLogBytes + 1 + note.size());
+  EXPECT_EQ(text.substr(text.size() - note.size()), note);
+  EXPECT_EQ(text.find("a warning"), std::string::npos);
+}
+
 TEST(McpRpcSession, AnswersServerRequests) {
   SessionFixture f;
   f.fake->deliver(jsonrpc::request(7, "ping", nullptr));

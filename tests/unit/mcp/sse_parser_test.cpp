@@ -68,5 +68,22 @@ TEST(McpSseParser, OnlyOneLeadingSpaceIsStripped) {
   EXPECT_EQ(events[0].event, "custom");
 }
 
+TEST(McpSseParser, OverflowsPastMaxBytesOnALineOrAnEvent) {
+  std::vector<SseEvent> events;
+  SseParser line([&](const SseEvent& e) { events.push_back(e); }, 10);
+  line.feed("data: 1234");
+  EXPECT_FALSE(line.overflowed());
+  line.feed("5678");
+  EXPECT_TRUE(line.overflowed());
+  line.feed("\n\n");
+  EXPECT_TRUE(events.empty());
+
+  SseParser event([&](const SseEvent& e) { events.push_back(e); }, 10);
+  event.feed("data: 123456\ndata: 7890\n");
+  EXPECT_TRUE(event.overflowed());
+  event.feed("\n");
+  EXPECT_TRUE(events.empty());
+}
+
 }  // namespace
 }  // namespace mlsb::mcp

@@ -15,10 +15,11 @@ RunData one_case_run(const std::string& uuid, std::vector<double> time_ms, std::
   std::map<std::string, std::vector<double>> samples{{"time_ms", std::move(time_ms)}};
   if (!bw.empty()) samples["bw"] = std::move(bw);
   d.cases.push_back(make_case("moe_train", {{"experts", 8}}, samples));
+  d.cases.back().label = "experts=8";
   return d;
 }
 
-const MetricComparison& metric(const Comparison& c, const std::string& name) {
+MetricComparison metric(const Comparison& c, const std::string& name) {  // a copy: callers pass temporaries
   for (const auto& m : c.metrics)
     if (m.metric == name) return m;
   throw std::runtime_error("no metric " + name);
@@ -90,10 +91,86 @@ TEST(CompareTest, TooFewSamplesForTheUTestFallBackOnTheRatioCI) {
   // n = 2 with overlapping spread: the CI reaches into the threshold band -> noisy.
   EXPECT_EQ(metric(compare_runs(one_case_run("a", {10, 13}), one_case_run("b", {10.5, 14})), "time_ms").verdict,
             Verdict::Noisy);
-  // One sample a side says nothing about noise: a big change is noisy, not worse.
+  EXPECT_EQ(metric(compare_runs(one_case_run("a", {10, 13}), one_case_run("b", {10.5, 14})), "time_ms").significance,
+            Significance::RatioCI);
+}
+
+TEST(CompareTest, WithASingleSampleTheThresholdAloneDecides) {
+  // No noise estimate on a side with n = 1: like compare.py without repetitions, a change beyond the
+  // threshold is better/worse, one within it is the same; the comparison says no test was possible.
   const Comparison single = compare_runs(one_case_run("a", {10}), one_case_run("b", {20}));
-  EXPECT_EQ(metric(single, "time_ms").verdict, Verdict::Noisy);
-  EXPECT_FALSE(single.has_regression());
+  EXPECT_EQ(metric(single, "time_ms").verdict, Verdict::Worse);
+  EXPECT_EQ(metric(single, "time_ms").significance, Significance::None);
+  EXPECT_TRUE(single.has_regression());
+  EXPECT_EQ(metric(compare_runs(one_case_run("a", {10}), one_case_run("b", {10.4})), "time_ms").verdict,
+            Verdict::Same);
+  EXPECT_EQ(metric(compare_runs(one_case_run("a", {10}), one_case_run("b", {9})), "time_ms").verdict,
+            Verdict::Better);
+  // One side with many samples still has no estimate for the other.
+  const auto& mixed = metric(compare_runs(one_case_run("a", {10, 10.1, 9.9, 10, 10.2}), one_case_run("b", {12})),
+                             "time_ms");
+  EXPECT_EQ(mixed.verdict, Verdict::Worse);
+  EXPECT_EQ(mixed.significance, Significance::None);
+  // The reported case: pass@1 (higher is better) drops 29% with n = 1 on both sides -> a regression.
+  const auto pass_run = [](const std::string& uuid, double pass) {
+    RunData d;
+    d.run.uuid = uuid;
+    d.cases.push_back(make_case("toolbench", {{"model", "m"}}, {{"pass@1", {pass}}}));
+    d.cases.back().primary_metric = "pass@1";
+    return d;
+  };
+  const Comparison drop = compare_runs(pass_run("a", 0.70), pass_run("b", 0.50));
+  EXPECT_EQ(metric(drop, "pass@1").verdict, Verdict::Worse);
+  EXPECT_TRUE(drop.has_regression());
+  EXPECT_FALSE(compare_runs(pass_run("a", 0.50), pass_run("b", 0.70)).has_regression());
+}
+
+TEST(CompareTest, SingleSampleRowsAreMarkedInEveryRendering) {
+  const Comparison c = compare_runs(one_case_run("a", {10}), one_case_run("b", {20}));
+  const std::string text = render_comparison(c, "text");
+  EXPECT_NE(text.find("worse (n=1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("\xE2\x80\x94"), std::string::npos) << text;  // no CI, no p
+  EXPECT_EQ(text.find("[2.000, 2.000]"), std::string::npos) << text;
+  // Columns line up although "—" takes three bytes: the verdict starts below the header's "verdict".
+  const auto header_at = text.find("case ");
+  const std::string header = text.substr(header_at, text.find('\n', header_at) - header_at);
+  const auto row_at = text.find('\n', header_at) + 1;
+  const std::string row = text.substr(row_at, text.find('\n', row_at) - row_at);
+  const auto dash_bytes = 2 * 2;  // two em dashes before the verdict, two extra bytes each
+  EXPECT_EQ(header.find("verdict") + dash_bytes, row.find("worse")) << header << "\n" << row;
+  EXPECT_NE(text.find("--repetitions"), std::string::npos) << text;
+  const std::string md = render_comparison(c, "md");
+  EXPECT_NE(md.find("| worse (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("--repetitions"), std::string::npos) << md;
+  const auto j = nlohmann::json::parse(render_comparison(c, "json"));
+  EXPECT_EQ(j["metrics"][0]["significance"], "none");
+  EXPECT_EQ(j["metrics"][0]["verdict"], "worse");
+  EXPECT_EQ(j["metrics"][0]["ci_lo"], 2.0);  // JSON keeps the numbers
+  // With enough samples there is no footnote.
+  const Comparison tested = compare_runs(one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}),
+                                         one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0}));
+  EXPECT_EQ(render_comparison(tested, "text").find("--repetitions"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render_comparison(tested, "json"))["metrics"][0]["significance"], "u-test");
+}
+
+TEST(CompareTest, MatchesOnParamsKeyButShowsDisplayNames) {
+  RunData base = one_case_run("a", {1, 2, 3}), cand = one_case_run("b", {1, 2, 3});
+  cand.cases.front().label = "";  // the axis default changed: same params, another label
+  base.cases.push_back(make_case("compress", {{"codec", "zstd"}, {"level", 3}}, {{"time_ms", {1}}}));
+  base.cases.back().label = "level=3";
+  const Comparison c = compare_runs(base, cand);
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(c.metrics[0].name, "moe_train/experts=8");  // the base run's name
+  EXPECT_EQ(c.metrics[0].params_key, "experts=8");
+  ASSERT_EQ(c.only_base.size(), 1u);
+  EXPECT_EQ(c.only_base[0].name, "compress/level=3");
+  const std::string text = render_comparison(c, "text");
+  EXPECT_NE(text.find("compress/level=3  (base ok)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("codec=zstd"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(render_comparison(c, "json"));
+  EXPECT_EQ(j["metrics"][0]["case"], "moe_train/experts=8");
+  EXPECT_EQ(j["only_base"][0]["case"], "compress/level=3");
+  EXPECT_EQ(j["only_base"][0]["params_key"], "codec=zstd,level=3");
 }
 
 TEST(CompareTest, ListsCasesPresentInOnlyOneRunAndCasesNotOkInBoth) {

@@ -45,8 +45,8 @@ inline std::pair<std::string, nlohmann::json> task_item(const std::string& uuid,
            {"result_excerpt", "ok"}, {"latency_ms", 12.5}}};
 }
 
-/// The run behind the golden files: two workloads, a failed case with a reason that needs escaping,
-/// a skipped case, and a toolbench case with task items.
+/// The run behind the golden files: two workloads, a single-sample case, a failed case with a reason that
+/// needs escaping, a skipped case, and a toolbench case (all defaults: empty label) with task items.
 inline RunData fixture_run() {
   RunData d;
   d.run.id = 7;
@@ -60,13 +60,18 @@ inline RunData fixture_run() {
   d.run.git_dirty = true;
   d.run.started_at = 1767225600;
   d.run.finished_at = 1767225660;
-  d.run.env = {{"host", {{"name", "node-1"}}}, {"cpu", {{"model", "Test CPU"}, {"count", 2}}}};
+  d.run.env = {{"host", "node-1"}, {"cpu_model", "Test CPU"}, {"cores", 2}};  // keys as harness/environment.cpp
   d.cases.push_back(make_case("moe_train", {{"experts", 8}, {"topk", 2}},
                               {{"time_ms", {10.0, 10.5, 11.0, 10.2, 10.8}}, {"bw", {100, 98, 102, 101, 99}}}));
+  d.cases.back().label = "experts=8";  // topk=2 is the axis default
+  d.cases.push_back(make_case("moe_train", {{"experts", 16}, {"topk", 2}}, {{"time_ms", {12.0}}, {"bw", {90}}}));
+  d.cases.back().label = "experts=16";
   d.cases.push_back(make_case("moe_train", {{"experts", 64}, {"topk", 2}}, {}, "failed",
                               "gradient mismatch | max err <0.5> & more"));
+  d.cases.back().label = "experts=64";
   d.cases.push_back(make_case("moe_train", {{"experts", 128}, {"topk", 8}}, {}, "skipped", "needs cuda"));
-  auto tb = make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {50, 52, 51}}});
+  d.cases.back().label = "experts=128,topk=8";
+  auto tb = make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {50, 52, 51}}});  // label "": all defaults
   tb.items = {task_item("t1", "filesystem", "read_file", true, true, ""),
               task_item("t2", "filesystem", "read_file", false, false, "argument path differs"),
               task_item("t3", "memory", "create_entities", true, true, "")};

@@ -53,15 +53,20 @@ TEST(ReportsRenderTest, GoldenMatcherRejectsADifferentNumber) {
 TEST(ReportsRenderTest, JsonCarriesEveryCaseWithStatsSamplesAndItems) {
   const auto j = nlohmann::json::parse(render(test::fixture_run(), Format::Json));
   EXPECT_EQ(j["schema"], "mlsysbench.report/1");
-  ASSERT_EQ(j["cases"].size(), 4u);
+  ASSERT_EQ(j["cases"].size(), 5u);
   const auto& c = j["cases"][0];
+  EXPECT_EQ(c["params_key"], "experts=8,topk=2");
+  EXPECT_EQ(c["label"], "experts=8");
+  EXPECT_EQ(c["name"], "moe_train/experts=8");
+  EXPECT_EQ(j["cases"][4]["name"], "toolbench");
+  EXPECT_EQ(j["cases"][1]["summaries"]["time_ms"]["ci_lo"], 12.0);  // n = 1: JSON keeps the numbers
   EXPECT_EQ(c["summaries"]["time_ms"]["unit"], "ms");
   EXPECT_EQ(c["summaries"]["time_ms"]["better"], "lower");
   EXPECT_EQ(c["summaries"]["time_ms"]["median"], 10.5);
   EXPECT_EQ(c["samples"]["time_ms"].size(), 5u);
-  EXPECT_EQ(j["cases"][1]["status"], "failed");
-  EXPECT_EQ(j["cases"][3]["items"].size(), 3u);
-  EXPECT_EQ(j["cases"][3]["items"][1]["data"]["pass"], false);
+  EXPECT_EQ(j["cases"][2]["status"], "failed");
+  EXPECT_EQ(j["cases"][4]["items"].size(), 3u);
+  EXPECT_EQ(j["cases"][4]["items"][1]["data"]["pass"], false);
 }
 
 TEST(ReportsRenderTest, HtmlIsSelfContainedEscapedAndHasChartsAndTaskTables) {
@@ -82,6 +87,64 @@ TEST(ReportsRenderTest, HtmlIsSelfContainedEscapedAndHasChartsAndTaskTables) {
   EXPECT_NE(html.find("<td>filesystem</td><td class=\"num\">2</td><td class=\"num\">50.0%</td>"), std::string::npos);
   EXPECT_NE(html.find("argument path differs"), std::string::npos);
   EXPECT_NE(html.find("read_file({&quot;path&quot;:&quot;/b&quot;})"), std::string::npos);  // actual call
+}
+
+// Occurrences of `needle` in `hay`.
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(ReportsRenderTest, HtmlNamesCasesByLabelAndChartsOnlyMetricsWithTwoCases) {
+  const std::string html = render(test::fixture_run(), Format::Html);
+  EXPECT_NE(html.find("<td class=\"text\">moe_train/experts=8</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"text\">toolbench</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>Tasks: toolbench</h3>"), std::string::npos);
+  EXPECT_EQ(html.find("experts=8,topk=2"), std::string::npos);  // no params_key where a label exists
+  // moe_train's time_ms and bw have two ok cases each; toolbench's time_ms has one: no chart for it...
+  EXPECT_EQ(count(html, "<svg"), 2u);
+  EXPECT_EQ(html.find("<title>toolbench"), std::string::npos);
+  EXPECT_NE(html.find("<text class=\"lbl\" x=\"274.0\" y=\"21.0\">moe_train/experts=8</text>"), std::string::npos);
+  // ...but every metric's median [CI] is in the metrics tables.
+  EXPECT_EQ(count(html, "<table class=\"metrics\">"), 2u);
+  EXPECT_NE(html.find("<td class=\"text\">toolbench</td><td class=\"num\">51.00 ["), std::string::npos);
+}
+
+TEST(ReportsRenderTest, ASingleSampleShowsNoNoiseEstimate) {
+  const std::string dash = "\xE2\x80\x94";
+  const std::string html = render(test::fixture_run(), Format::Html);
+  EXPECT_NE(html.find("<td class=\"num\">12.00 ms</td><td class=\"num\">" + dash + "</td><td class=\"num\">1</td>"
+                      "<td class=\"num\">" + dash + "</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">12.00 " + dash + "</td>"), std::string::npos);  // metrics table
+  const std::string md = render(test::fixture_run(), Format::Md);
+  EXPECT_NE(md.find("| 12.00 ms | " + dash + " | 1 | " + dash + " |"), std::string::npos) << md;
+}
+
+TEST(ReportsRenderTest, CollidingDisplayNamesFallBackToTheParamsKey) {
+  RunData run = test::fixture_run();
+  run.cases[1].label = run.cases[0].label;  // two cases would both be "moe_train/experts=8"
+  for (Format f : {Format::Html, Format::Md, Format::Gbench}) {
+    const std::string out = render(run, f);
+    EXPECT_NE(out.find("moe_train/experts=8,topk=2"), std::string::npos) << to_string(f);
+    EXPECT_NE(out.find("moe_train/experts=16,topk=2"), std::string::npos) << to_string(f);
+    if (f != Format::Gbench) {  // gbench has only ok cases
+      EXPECT_NE(out.find("moe_train/experts=64"), std::string::npos) << to_string(f);  // its label is unique
+    }
+  }
+}
+
+TEST(ReportsRenderTest, GbenchContextComesFromTheCapturedEnvironment) {
+  const auto j = nlohmann::json::parse(render(test::fixture_run(), Format::Gbench));
+  EXPECT_EQ(j["context"]["host_name"], "node-1");
+  EXPECT_EQ(j["context"]["num_cpus"], 2);
+  EXPECT_EQ(j["benchmarks"][0]["name"], "moe_train/experts=8");
+  RunData bare = test::fixture_run();
+  bare.run.env = nlohmann::json::object();
+  const auto k = nlohmann::json::parse(render(bare, Format::Gbench));
+  EXPECT_TRUE(k["context"]["host_name"].is_null());
+  EXPECT_TRUE(k["context"]["num_cpus"].is_null());
 }
 
 TEST(ReportsRenderTest, RendersAThousandCaseRunInUnderTwoSeconds) {
@@ -119,9 +182,9 @@ TEST(ReportsGbenchTest, CompareDotPyReadsTwoRuns) {
   const auto r = mlsb::test::run_shell(python + " " + compare_py.string() + " --no-color benchmarks " +
                                        (tmp / "a.json").string() + " " + (tmp / "b.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("moe_train/experts:8/topk:2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("moe_train/experts=8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("+1.0000"), std::string::npos) << r.out;  // compare.py's relative change: 2x slower
-  EXPECT_NE(r.out.find("toolbench/model:mock"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("toolbench "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("_pvalue"), std::string::npos) << r.out;  // the U test over the repetitions
   EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
 }

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include "reports/store.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
@@ -19,6 +21,7 @@ void expect_same_case(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.workload, b.workload);
   EXPECT_EQ(a.params, b.params);
   EXPECT_EQ(a.params_key, b.params_key);
+  EXPECT_EQ(a.label, b.label);
   EXPECT_EQ(a.backend, b.backend);
   EXPECT_EQ(a.comm, b.comm);
   EXPECT_EQ(a.ranks, b.ranks);
@@ -206,7 +209,10 @@ TEST(StoreTest, ResolvesIdsUuidsPrefixesLatestAndTags) {
   b.uuid = "aaaa2222-0000-4000-8000-000000000000";
   c.uuid = "cccc3333-0000-4000-8000-000000000000";
   c.tags = {"baseline", "nightly"};
-  for (auto* r : {&a, &b, &c}) store.begin_run(*r);
+  for (auto* r : {&a, &b, &c}) {
+    store.begin_run(*r);
+    store.finish_run(r->id, "ok");
+  }
   EXPECT_EQ(store.resolve_run(std::to_string(b.id)), b.id);
   EXPECT_EQ(store.resolve_run(a.uuid), a.id);
   EXPECT_EQ(store.resolve_run("cccc"), c.id);
@@ -224,6 +230,113 @@ TEST(StoreTest, ResolvesIdsUuidsPrefixesLatestAndTags) {
   const auto runs = store.list_runs(2);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].id, c.id);
+}
+
+TEST(StoreTest, LatestSkipsRunsStillRunningWhichStayReachableOtherwise) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunRecord done, failed, running;
+  done.status = "ok";
+  failed.status = "failed";
+  running.uuid = "eeee0000-0000-4000-8000-000000000000";
+  running.tags = {"wip"};
+  for (auto* r : {&done, &failed, &running}) store.begin_run(*r);
+  EXPECT_EQ(store.resolve_run("latest"), failed.id);
+  EXPECT_EQ(store.resolve_run("latest~1"), done.id);
+  EXPECT_EQ(store.resolve_run("latest~2"), std::nullopt);
+  EXPECT_EQ(store.resolve_run(std::to_string(running.id)), running.id);
+  EXPECT_EQ(store.resolve_run(running.uuid), running.id);
+  EXPECT_EQ(store.resolve_run("eeee"), running.id);
+  EXPECT_EQ(store.resolve_run("wip"), running.id);
+  store.finish_run(running.id, "interrupted");  // an interrupted run is a (partial) result
+  EXPECT_EQ(store.resolve_run("latest"), running.id);
+}
+
+TEST(StoreTest, NeverReusesTheIdsOfADeletedRunOrItsCases) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  const RunData first = store_fixture(store);
+  const RunData deleted = store_fixture(store, [] {
+    RunData d = fixture_run();
+    d.run.uuid = "deleted";
+    return d;
+  }());
+  ASSERT_TRUE(store.delete_run(deleted.run.id));
+  const RunData next = store_fixture(store, [] {
+    RunData d = fixture_run();
+    d.run.uuid = "next";
+    return d;
+  }());
+  EXPECT_GT(next.run.id, deleted.run.id);
+  EXPECT_GT(next.cases.front().id, deleted.cases.back().id);
+  EXPECT_EQ(store.resolve_run(std::to_string(deleted.run.id)), std::nullopt);
+  {  // also across reopening the file
+    Store reopened(tmp / "r.db");
+    ASSERT_TRUE(reopened.delete_run(next.run.id));
+    RunRecord r;
+    EXPECT_GT(reopened.begin_run(r), next.run.id);
+  }
+  EXPECT_EQ(store.load_run(first.run.id).cases.size(), fixture_run().cases.size());
+}
+
+TEST(StoreTest, RejectsAnEmptyPathAndADirectoryAtOnce) {
+  TempDir tmp;
+  for (bool read_only : {false, true}) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      Store store(tmp.path(), read_only);
+      FAIL() << "expected StoreError";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(tmp.path().string() + " is a directory"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Store("", read_only), StoreError);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  }
+  try {
+    Store store("");
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreTest, ErrorsNameTheOperationAndSqlitesReasonButNoSql) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  CaseRecord c = test::make_case("w", {{"i", 1}}, {{"time_ms", {1.0}}});
+  try {
+    store.add_case(/*run_id=*/12345, c);  // no such run: the foreign key rejects the case
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((tmp / "r.db").string() + ": cannot insert case: FOREIGN KEY constraint failed"),
+              std::string::npos)
+        << what;
+    for (const char* sql : {"INSERT", "VALUES", "SELECT"}) EXPECT_EQ(what.find(sql), std::string::npos) << what;
+  }
+}
+
+TEST(StoreTest, ListsRunSummariesWithCaseCountsNewestFirst) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  const RunData full = store_fixture(store);  // 3 ok, 1 failed, 1 skipped
+  RunRecord empty;
+  empty.uuid = "empty";
+  store.begin_run(empty);
+  CaseRecord timeout = test::make_case("w", {{"i", 1}}, {}, "timeout", "over 10 s");
+  store.add_case(empty.id, timeout);
+  const auto summaries = store.list_run_summaries();
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[0].run.id, empty.id);
+  EXPECT_EQ(summaries[0].cases.ok, 0);
+  EXPECT_EQ(summaries[0].cases.failed, 1);  // a timeout counts as failed
+  EXPECT_EQ(summaries[0].cases.other, 0);
+  EXPECT_EQ(summaries[1].run.id, full.run.id);
+  EXPECT_EQ(summaries[1].run.tags, full.run.tags);
+  EXPECT_EQ(summaries[1].cases.ok, 3);
+  EXPECT_EQ(summaries[1].cases.failed, 1);
+  EXPECT_EQ(summaries[1].cases.other, 1);
+  EXPECT_EQ(store.list_run_summaries(1).size(), 1u);
 }
 
 TEST(StoreTest, DeletesARunWithEverythingUnderIt) {

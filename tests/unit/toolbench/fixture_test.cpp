@@ -82,6 +82,28 @@ TEST(ToolbenchFixture, AutoResolvesBesideTheDataset) {
   EXPECT_EQ(s.dir, dir / "b");
   EXPECT_TRUE(s.subdirs_only);
   EXPECT_THROW(resolve_fixture((dir / "none").string(), dir / "b" / "tasks.json"), FixtureError);
+  try {
+    resolve_fixture((dir / "b" / "tasks.json").string(), dir / "b" / "tasks.json");
+    ADD_FAILURE() << "a file is not a fixture folder";
+  } catch (const FixtureError& e) {
+    EXPECT_NE(std::string(e.what()).find("tasks.json is not a folder"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ToolbenchFixture, PlaceholderFilesMustBeRegularAndShallow) {
+  test::TempDir dir;
+  test::write_file(dir / "deep.json", R"({"placeholders": )" + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const auto fails_with = [](const fs::path& file, const std::string& needle) {
+    try {
+      load_placeholders(file);
+      ADD_FAILURE() << "accepted " << file;
+    } catch (const FixtureError& e) {
+      EXPECT_NE(std::string(e.what()).find("placeholders file " + file.string() + ": " + needle), std::string::npos)
+          << e.what();
+    }
+  };
+  fails_with(dir / "deep.json", "JSON nesting deeper than 512 levels");
+  fails_with(dir.path(), "is not a regular file (a folder)");
 }
 
 }  // namespace

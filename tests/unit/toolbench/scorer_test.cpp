@@ -167,6 +167,20 @@ TEST(ToolbenchScorerTrial, SimilarToolCountsAsToolMatch) {
   EXPECT_TRUE(s.pass);
 }
 
+TEST(ToolbenchScorerTrial, SimilarToolObjectsMatchByName) {
+  // The shape of published MCPToolBench++ browser and search labels.
+  const Task t = parse_task(json::parse(R"({"uuid": "b1", "category": "browser", "call_type": "single",
+    "query": "open it", "tools": [{"name": "playwright_navigate", "input_schema": {"type": "object"}}],
+    "mcp_tools_dict": {"playwright": ["playwright_navigate"]},
+    "function_call_label": [{"name": "playwright_navigate", "step": "1", "mcp_server": "playwright",
+      "similar_tools": [{"name": "puppeteer_navigate", "mcp_server": "puppeteer"}],
+      "input": {"url": "https://example.com"}}]})"));
+  const TrialScore s = score_trial(t, {ok_call("puppeteer_navigate", {{"url", "https://example.com"}})}, "");
+  EXPECT_TRUE(s.tool_match) << s.reason;
+  EXPECT_TRUE(s.pass) << s.reason;
+  EXPECT_FALSE(score_trial(t, {ok_call("mcp_server", {{"url", "https://example.com"}})}, "").tool_match);
+}
+
 TEST(ToolbenchScorerTrial, WrongToolFailsToolAndParams) {
   const TrialScore s = score_trial(one_label_task(), {ok_call("write_file", {{"path", "./a.txt"}})}, "");
   EXPECT_FALSE(s.tool_match);

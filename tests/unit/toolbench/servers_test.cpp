@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "support/test_support.hpp"
 #include "workloads/toolbench/servers.hpp"
 
@@ -48,6 +50,24 @@ TEST(ToolbenchServers, LoadNamesTheFile) {
     EXPECT_NE(std::string(e.what()).find("s.json"), std::string::npos);
   }
   EXPECT_THROW(load_servers_config(dir / "absent.json"), ConfigError);
+}
+
+TEST(ToolbenchServers, DeepFoldersAndDevicesAreErrorsNamingTheFile) {
+  test::TempDir dir;
+  test::write_file(dir / "deep.json", R"({"mcpServers": {"fs": {"command": "x", "args": )" + std::string(100000, '[') +
+                                          std::string(100000, ']') + "}}}");
+  const auto fails_with = [](const std::filesystem::path& file, const std::string& needle) {
+    try {
+      load_servers_config(file);
+      ADD_FAILURE() << "accepted " << file;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("servers config " + file.string() + ": " + needle), std::string::npos)
+          << e.what();
+    }
+  };
+  fails_with(dir / "deep.json", "JSON nesting deeper than 512 levels");
+  fails_with(dir.path(), "is not a regular file (a folder)");
+  if (std::filesystem::exists("/dev/zero")) fails_with("/dev/zero", "is not a regular file");
 }
 
 TEST(ToolbenchServers, ExpandsPlaceholders) {

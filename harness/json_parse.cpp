@@ -1,0 +1,22 @@
+#include "harness/json_parse.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace mlsb {
+
+nlohmann::json parse_json_limited(std::string_view text, int max_depth) {
+  // The callback sees each value's depth as the parser (iterative) reaches it; refusing early keeps
+  // both the parse and every later recursive copy or destruction of the value bounded.
+  nlohmann::json::parser_callback_t depth_guard = [max_depth](int depth, nlohmann::json::parse_event_t event,
+                                                              nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= max_depth)
+      throw std::length_error("JSON nesting deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return nlohmann::json::parse(text, depth_guard);
+}
+
+}  // namespace mlsb
