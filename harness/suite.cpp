@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/json_file.hpp"
 #include "harness/registry.hpp"
 
 namespace mlsb {
@@ -129,18 +129,17 @@ std::string expand_placeholders(const std::string& text) {
 
 Suite load_suite(const std::filesystem::path& file) {
   SuiteParser p{file.string()};
-  std::ifstream in(file);
-  if (!in) throw std::invalid_argument("suite " + file.string() + ": cannot open the file");
   json doc;
   try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument("suite " + file.string() + ": invalid JSON: " + e.what());
+    doc = read_json_file(file, "suite", kMaxConfigFileBytes);
+  } catch (const JsonFileError& e) {
+    throw std::invalid_argument(e.what());
   }
   p.only_keys(doc, "", {"name", "description", "runner", "cases"});
   Suite s;
   s.file = file;
-  s.name = doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : file.stem().string();
+  if (doc.contains("name") && !doc["name"].is_string()) p.error("name", "expected a string");
+  s.name = doc.contains("name") ? doc["name"].get<std::string>() : file.stem().string();
   if (doc.contains("description")) {
     if (!doc["description"].is_string()) p.error("description", "expected a string");
     s.description = doc["description"].get<std::string>();

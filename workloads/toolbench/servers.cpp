@@ -1,4 +1,4 @@
-#include "workloads/toolbench/json_file.hpp"
+#include "harness/json_file.hpp"
 #include "workloads/toolbench/servers.hpp"
 
 namespace mlsb::toolbench {

@@ -1,6 +1,7 @@
 #pragma once
 // MCPToolBench++ task records and the loader of a task file (a JSON array of records, or one record).
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -61,6 +62,9 @@ struct Dataset {
   std::vector<Task> tasks;
   std::vector<RecordError> errors;
 };
+
+/// Largest task file load_dataset reads.
+inline constexpr std::uintmax_t kMaxTaskFileBytes = std::uintmax_t{256} << 20;
 
 /// The file cannot be used at all (not a regular file, unreadable, larger than kMaxTaskFileBytes, not
 /// JSON, nested deeper than kMaxJsonDepth, neither an array nor an object). The message names the file

@@ -12,7 +12,7 @@
 #include "harness/workload.hpp"
 #include "workloads/toolbench/agent.hpp"
 #include "workloads/toolbench/item.hpp"
-#include "workloads/toolbench/json_file.hpp"
+#include "harness/json_file.hpp"
 #include "workloads/toolbench/scorer.hpp"
 #include "workloads/toolbench/task.hpp"
 #include "workloads/toolbench/trial.hpp"

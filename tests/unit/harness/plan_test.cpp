@@ -93,7 +93,7 @@ TEST(HarnessSuite, MalformedSuitesNameFileAndKey) {
     EXPECT_THAT(err, HasSubstr("s.json")) << text;
     EXPECT_THAT(err, HasSubstr(expected)) << text;
   };
-  check("{\"cases\": [", "invalid JSON");
+  check("{\"cases\": [", "not valid JSON");
   check("[]", "expected an object");
   check(R"({"cases": []})", "cases");
   check(R"({"cases": [{"workload": "nope"}]})", "cases[0].workload");
@@ -103,7 +103,10 @@ TEST(HarnessSuite, MalformedSuitesNameFileAndKey) {
   check(R"({"cases": [{"workload": "test_counter", "runner": {"warmup": -1}}]})", "cases[0].runner.warmup");
   check(R"({"cases": [{"workload": "test_counter", "extra": 1}]})", "cases[0].extra");
   check(R"({"name": "x", "cases": [{"workload": "test_counter"}], "typo": 1})", "typo");
-  EXPECT_THAT(error_of([&] { load_suite(dir / "missing.json"); }), HasSubstr("cannot open"));
+  check(R"({"name": 5, "cases": [{"workload": "test_counter"}]})", "name: expected a string");
+  check(std::string(100000, '[') , "nesting deeper than");
+  EXPECT_THAT(error_of([&] { load_suite(dir / "missing.json"); }), HasSubstr("does not exist"));
+  EXPECT_THAT(error_of([&] { load_suite(dir.path()); }), HasSubstr("not a regular file"));
 }
 
 TEST(HarnessSuite, ShippedSuitesAreValid) {

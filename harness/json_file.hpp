@@ -1,5 +1,5 @@
 #pragma once
-// Reading the workload's JSON inputs (task files, servers config, placeholders) safely: only regular
+// Reading JSON input files (suites, task files, servers configs, placeholders) safely: only regular
 // files, a size cap, and parse_json_limited's nesting limit, so a device, a folder, a huge or a
 // deeply nested file gets an error naming it instead of hanging or overflowing the stack.
 #include <cstdint>
@@ -9,11 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mlsb::toolbench {
+namespace mlsb {
 
-/// Largest task file load_dataset reads.
-inline constexpr std::uintmax_t kMaxTaskFileBytes = std::uintmax_t{256} << 20;
-/// Largest servers config or placeholders file read.
+/// Largest configuration file (suite, servers config, placeholders) read.
 inline constexpr std::uintmax_t kMaxConfigFileBytes = std::uintmax_t{16} << 20;
 
 /// A JSON input that cannot be used. The message starts with "<what> <path>: ".
@@ -28,4 +26,4 @@ void require_regular_file(const std::filesystem::path& path, const std::string& 
 /// valid JSON (with the parse position: byte, line, column) or nests deeper than kMaxJsonDepth.
 nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& what, std::uintmax_t max_bytes);
 
-}  // namespace mlsb::toolbench
+}  // namespace mlsb

@@ -1,10 +1,10 @@
-#include "workloads/toolbench/json_file.hpp"
+#include "harness/json_file.hpp"
 
 #include <fstream>
 
 #include "harness/json_parse.hpp"
 
-namespace mlsb::toolbench {
+namespace mlsb {
 
 namespace fs = std::filesystem;
 
@@ -50,4 +50,4 @@ nlohmann::json read_json_file(const fs::path& path, const std::string& what, std
   }
 }
 
-}  // namespace mlsb::toolbench
+}  // namespace mlsb
