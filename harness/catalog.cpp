@@ -4,6 +4,7 @@
 
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb {
 
@@ -55,11 +56,7 @@ std::string catalog_text(const nlohmann::json& c) {
       for (const auto& d : a["defaults"]) defaults += (defaults.empty() ? "" : ",") + (d.is_string() ? d.get<std::string>() : d.dump());
       o << "      " << a["name"].get<std::string>() << " (" << a["type"].get<std::string>() << ", default "
         << defaults << ")";
-      if (a.contains("choices")) {
-        std::string choices;
-        for (const auto& ch : a["choices"]) choices += (choices.empty() ? "" : "|") + ch.get<std::string>();
-        o << " [" << choices << "]";
-      }
+      if (a.contains("choices")) o << " [" << join(a["choices"].get<std::vector<std::string>>(), "|") << "]";
       o << "  " << a["help"].get<std::string>() << "\n";
     }
     o << "    metrics (primary: " << w["primary_metric"].get<std::string>() << "):\n";

@@ -10,8 +10,8 @@
 namespace mlsb {
 
 /// {"workloads": [{name, description, primary_metric, axes: [...], metrics: [...]}],
-///  "suites": [{name, description, file, cases}]}. A suite file that fails to load is listed with
-/// its "error" instead of its cases.
+///  "suites": [{name, description, file, workloads}]}. A suite file that fails to load is listed with
+/// its "error" instead of its workloads.
 nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs);
 
 /// Human-readable form of catalog_json.

@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <random>
 #include <thread>
 
 #include <curl/curl.h>
@@ -113,17 +112,5 @@ nlohmann::json capture_environment() {
   return env;
 }
 
-std::string make_uuid() {
-  std::random_device rd;
-  std::mt19937_64 g((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  uint64_t hi = g(), lo = g();
-  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
-                static_cast<unsigned>(lo >> 48), static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-  return buf;
-}
 
 }  // namespace mlsb

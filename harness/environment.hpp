@@ -19,7 +19,4 @@ GitInfo project_git_info();
 /// (name, memory bytes) when present. Never throws; unknown fields are omitted.
 nlohmann::json capture_environment();
 
-/// A random RFC 4122 version-4 UUID.
-std::string make_uuid();
-
 }  // namespace mlsb

@@ -8,15 +8,10 @@
 
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb {
 namespace {
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
 
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> parts;

@@ -17,7 +17,6 @@ class Progress {
   /// `samples` measured so far in the current case; `done` of `total` units in the current sample.
   void tick(int samples, int64_t done = 0, int64_t total = 0);
   void case_finished(const reports::CaseRecord& c);
-  bool tty() const { return tty_; }
 
  private:
   std::string eta() const;

@@ -1,5 +1,7 @@
 #include "harness/registry.hpp"
 
+#include "harness/text.hpp"
+
 #include <map>
 #include <stdexcept>
 
@@ -25,9 +27,7 @@ std::vector<std::string> workload_names() {
 std::unique_ptr<Workload> make_workload(std::string_view name) {
   auto it = registry().find(name);
   if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : workload_names()) known += (known.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown workload '" + std::string(name) + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown workload '" + std::string(name) + "' (known: " + join(workload_names(), ", ") + ")");
   }
   return it->second();
 }

@@ -26,16 +26,6 @@ double unix_now() {
 
 struct Cancelled {};
 
-double rel_stddev(const std::vector<double>& v) {
-  if (v.size() < 2) return INFINITY;
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-  return mean != 0 ? sd / std::fabs(mean) : (sd == 0 ? 0 : INFINITY);
-}
 
 // Everything the worker thread touches. Shared so that an abandoned (timed-out) worker keeps it alive.
 struct CaseContext {
@@ -76,7 +66,7 @@ struct CaseContext {
       const auto it = st.samples().find(info->primary_metric);
       if (it == st.samples().end() || static_cast<int>(it->second.size()) != n)
         st.fail("sample " + std::to_string(n - 1) + " did not record the primary metric '" + info->primary_metric + "'");
-      noise = rel_stddev(it->second);
+      noise = relative_stddev(it->second);
       if (should_stop(rules, n, measured, noise)) break;
     }
     if (n >= 2 && noise > rules.max_noise) {
@@ -175,10 +165,7 @@ bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise
 uint64_t case_seed(uint64_t run_seed, const std::string& case_id) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
   for (unsigned char c : case_id) h = (h ^ c) * 0x100000001b3ULL;
-  uint64_t z = run_seed ^ h;  // splitmix64 finaliser
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return splitmix64(run_seed ^ h);
 }
 
 reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
@@ -280,7 +267,6 @@ reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, u
 RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store& store, Progress& progress,
                     const std::atomic<bool>& interrupt) {
   reports::RunRecord run;
-  run.uuid = make_uuid();
   run.suite = plan.suite;
   run.argv = options.argv;
   run.tags = options.tags;
@@ -288,11 +274,10 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store&
   const GitInfo git = project_git_info();
   run.git_sha = git.sha;
   run.git_dirty = git.dirty;
-  run.started_at = unix_now();
   run.env = capture_environment();
   RunOutcome out;
   out.run_id = store.begin_run(run);
-  out.uuid = run.uuid;
+  out.uuid = run.uuid;  // assigned by the store
   bool interrupted = false;
   for (size_t i = 0; i < plan.cases.size() && !interrupted; ++i) {
     const CaseSpec& spec = plan.cases[i];

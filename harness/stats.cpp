@@ -35,7 +35,30 @@ double resample_median(std::span<const double> v, std::mt19937_64& rng, std::vec
   return (*std::max_element(buf.begin(), buf.begin() + mid) + upper) / 2;
 }
 
+struct Moments {
+  double mean = 0, stddev = 0;  // stddev with n-1; 0 for fewer than 2 values
+};
+
+Moments moments(std::span<const double> v) {
+  Moments m;
+  if (v.empty()) return m;
+  m.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - m.mean) * (x - m.mean);
+    m.stddev = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  }
+  return m;
+}
+
 }  // namespace
+
+double relative_stddev(std::span<const double> values) {
+  if (values.size() < 2) return INFINITY;
+  const Moments m = moments(values);
+  if (m.mean != 0) return m.stddev / std::fabs(m.mean);
+  return m.stddev == 0 ? 0 : INFINITY;
+}
 
 double percentile(std::span<const double> values, double q) {
   if (values.empty()) throw std::invalid_argument("percentile: no values");
@@ -55,12 +78,9 @@ Summary summarize(std::span<const double> values, uint64_t seed) {
   s.median = sorted_percentile(v, 0.5);
   s.p05 = sorted_percentile(v, 0.05);
   s.p95 = sorted_percentile(v, 0.95);
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  if (v.size() > 1) {
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    s.stddev = std::sqrt(ss / static_cast<double>(v.size() - 1));
-  }
+  const Moments m = moments(v);
+  s.mean = m.mean;
+  s.stddev = m.stddev;
   s.rel_stddev = s.mean != 0 ? s.stddev / std::fabs(s.mean) : 0;
   if (v.size() == 1) {
     s.ci_lo = s.ci_hi = s.median;

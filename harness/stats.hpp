@@ -18,6 +18,10 @@ struct Summary {
 /// (0 when mean is 0). An empty span gives n = 0 and zeros. Values must be finite.
 Summary summarize(std::span<const double> values, uint64_t seed = 0x5eed);
 
+/// Sample stddev (n-1) over |mean|: the stopping rule's noise. 0 when mean and stddev are 0, +inf for
+/// fewer than 2 values or a zero mean with spread.
+double relative_stddev(std::span<const double> values);
+
 /// Percentile q in [0, 1] of `values` by linear interpolation; values need not be sorted.
 /// Throws std::invalid_argument for an empty span or q outside [0, 1].
 double percentile(std::span<const double> values, double q);

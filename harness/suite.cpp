@@ -10,6 +10,7 @@
 
 #include "harness/json_file.hpp"
 #include "harness/registry.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb {
 namespace {
@@ -27,9 +28,8 @@ struct SuiteParser {
     if (!obj.is_object()) error(where, "expected an object");
     for (const auto& [k, v] : obj.items())
       if (!allowed.count(k)) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        error(where.empty() ? k : where + "." + k, "unknown key (allowed: " + list + ")");
+        error(where.empty() ? k : where + "." + k,
+              "unknown key (allowed: " + join({allowed.begin(), allowed.end()}, ", ") + ")");
       }
   }
 
@@ -84,9 +84,9 @@ struct SuiteParser {
         const std::string at = where + ".params." + axis_name;
         const Axis* axis = info.find_axis(axis_name);
         if (!axis) {
-          std::string names;
-          for (const auto& a : info.axes) names += (names.empty() ? "" : ", ") + a.name;
-          error(at, "workload '" + e.workload + "' has no such axis (axes: " + names + ")");
+          std::vector<std::string> names;
+          for (const auto& a : info.axes) names.push_back(a.name);
+          error(at, "workload '" + e.workload + "' has no such axis (axes: " + join(names, ", ") + ")");
         }
         std::vector<std::string> texts;
         if (value.is_array()) {

@@ -55,11 +55,7 @@ std::string State::get_string(std::string_view axis) const {
 }
 
 std::mt19937_64 State::rng(uint64_t stream) const {
-  // splitmix64 of (seed, stream) so streams are decorrelated (Steele et al., OOPSLA 2014).
-  uint64_t z = seed_ + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return std::mt19937_64(z ^ (z >> 31));
+  return std::mt19937_64(splitmix64(seed_ + 0x9e3779b97f4a7c15ULL * (stream + 1)));
 }
 
 void State::record(std::string_view metric, double value) {

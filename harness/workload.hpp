@@ -37,6 +37,13 @@ struct Axis {
   bool path = false;
 };
 
+/// splitmix64's output function (Steele, Lea & Flood, OOPSLA 2014): decorrelates nearby seeds.
+constexpr uint64_t splitmix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 /// Which direction of a metric is an improvement.
 enum class Better { Lower, Higher };
 std::string_view to_string(Better b);
@@ -122,7 +129,6 @@ class State {
 
   // Runner side.
   int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
-  bool is_warmup() const { return warmup_; }
   void begin_sample(int index, bool warmup);
   void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   const std::map<std::string, std::vector<double>>& samples() const { return samples_; }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "harness/json_parse.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb::mcp::jsonrpc {
 
@@ -30,7 +31,7 @@ json error(const json& id, int code, const std::string& message) {
 
 std::string excerpt(std::string_view text) {
   constexpr size_t kExcerpt = 300;
-  return std::string(text.substr(0, kExcerpt)) + (text.size() > kExcerpt ? "..." : "");
+  return utf8_truncate(text, kExcerpt + 3);
 }
 
 std::string dump_excerpt(const json& value) {

@@ -7,16 +7,11 @@
 #include <sstream>
 #include <utility>
 
+#include "harness/text.hpp"
 #include "reports/case_names.hpp"
 
 namespace mlsb::reports {
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s;
-}
 
 std::string git_label(const RunRecord& r) {
   if (r.git_sha.empty()) return "-";
@@ -56,7 +51,7 @@ std::string format_run_list(const std::vector<RunSummary>& runs) {
                   static_cast<long long>(r.id), r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(),
                   format_duration(r).c_str(), r.status.c_str(), static_cast<long long>(counts.ok),
                   static_cast<long long>(counts.failed), static_cast<long long>(counts.other), r.suite.c_str(),
-                  git_label(r).c_str(), join(r.tags).c_str());
+                  git_label(r).c_str(), join(r.tags, ",").c_str());
     o << line;
   }
   if (runs.empty()) o << "(no runs)\n";
@@ -72,7 +67,7 @@ std::string format_run_detail(const RunData& d) {
     << "  started:  " << format_utc(r.started_at) << " UTC\n"
     << "  finished: " << (r.finished_at > 0 ? format_utc(r.finished_at) + " UTC" : "-") << "\n"
     << "  seed:     " << r.seed << "\n"
-    << "  tags:     " << join(r.tags) << "\n"
+    << "  tags:     " << join(r.tags, ",") << "\n"
     << "  git:      " << git_label(r) << "\n"
     << "  argv:     " << r.argv << "\n"
     << "  env:      " << r.env.dump() << "\n"

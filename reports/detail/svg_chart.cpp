@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/text.hpp"
 #include "reports/detail/report_text.hpp"
 
 namespace mlsb::reports::detail {
@@ -18,9 +19,7 @@ std::string px(double v) {
   return buf;
 }
 
-std::string shorten(const std::string& s) {
-  return s.size() <= kMaxLabel ? s : s.substr(0, kMaxLabel - 3) + "...";
-}
+std::string shorten(const std::string& s) { return utf8_truncate(s, kMaxLabel); }
 
 }  // namespace
 

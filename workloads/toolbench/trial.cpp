@@ -6,6 +6,8 @@
 #include <memory>
 #include <sstream>
 
+#include "mcp/command_lookup.hpp"
+
 namespace mlsb::toolbench {
 
 namespace fs = std::filesystem;
@@ -125,13 +127,14 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
   }
   const fs::path config_dir = fs::path(setup.servers.origin).parent_path();
   const fs::path source_dir = MLSB_SOURCE_DIR;
+  // The same folder the MCP client searches for bare commands ($MLSB_MCP_SERVERS_BIN overrides it).
   Servers servers(setup,
                   Vars{{"workdir", root.string()},
                        {"memory_file", (dir / "memory.jsonl").string()},
                        {"trial_dir", dir.string()},
                        {"config_dir", config_dir.empty() ? "." : config_dir.string()},
                        {"source_dir", source_dir.string()},
-                       {"npm_bin", (source_dir / "mcp" / "servers" / "node_modules" / ".bin").string()}},
+                       {"npm_bin", mcp::bundled_bin_dir().string()}},
                   logs, run);
   const TaskPrompt prompt = prompt_of(task);
   try {

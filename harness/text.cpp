@@ -1,0 +1,21 @@
+#include "harness/text.hpp"
+
+namespace mlsb {
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
+  return std::string(text.substr(0, cut)) + std::string(ellipsis);
+}
+
+}  // namespace mlsb
