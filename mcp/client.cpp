@@ -67,11 +67,11 @@ class SessionClient final : public Client {
   }
 
   CallResult call_tool(const std::string& name, const json& arguments) override {
-    const json result = request("tools/call", {{"name", name}, {"arguments", arguments}});
+    json result = request("tools/call", {{"name", name}, {"arguments", arguments}});
     CallResult r;
-    if (const auto c = result.find("content"); c != result.end() && c->is_array()) r.content = *c;
+    if (const auto c = result.find("content"); c != result.end() && c->is_array()) r.content = std::move(*c);
     if (const auto e = result.find("isError"); e != result.end() && e->is_boolean()) r.is_error = e->get<bool>();
-    if (const auto s = result.find("structuredContent"); s != result.end()) r.structured = *s;
+    if (const auto s = result.find("structuredContent"); s != result.end()) r.structured = std::move(*s);
     return r;
   }
 

@@ -65,7 +65,7 @@ json RpcSession::request(const std::string& method, const json& params, std::chr
                        std::to_string(timeout.count()) + " ms");
   }
   if (pending->ended) throw McpError(*pending->ended + " (while waiting for '" + method + "')");
-  const json& response = pending->response;
+  json& response = pending->response;
   if (const std::string problem = malformed(response); !problem.empty()) {
     throw McpError(prefix() + "malformed response to '" + method + "': " + problem + ": " +
                    jsonrpc::dump_excerpt(response));
@@ -76,7 +76,7 @@ json RpcSession::request(const std::string& method, const json& params, std::chr
                              " (JSON-RPC error " + std::to_string(code) + ")",
                    err->value("data", json()));
   }
-  return response.at("result");
+  return std::move(response.at("result"));  // the request is over: nothing else reads it
 }
 
 void RpcSession::notify(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
@@ -103,7 +103,7 @@ void RpcSession::on_message(json message) {
     return;
   }
   switch (jsonrpc::classify(message)) {
-    case jsonrpc::Kind::response: on_response(message); break;
+    case jsonrpc::Kind::response: on_response(std::move(message)); break;
     case jsonrpc::Kind::request: on_server_request(message); break;
     case jsonrpc::Kind::notification: break;  // logging/progress/list_changed: nothing to do for us
     case jsonrpc::Kind::invalid:
@@ -112,15 +112,15 @@ void RpcSession::on_message(json message) {
   }
 }
 
-void RpcSession::on_response(const json& message) {
-  const json& id = message["id"];
+void RpcSession::on_response(json&& message) {
+  const json id = message["id"];
   std::lock_guard lock(mu_);
   const auto it = id.is_number_integer() ? pending_.find(id.get<int64_t>()) : pending_.end();
   if (it == pending_.end()) {
     warn_("ignoring a response with unknown id " + id.dump());
     return;
   }
-  it->second->response = message;
+  it->second->response = std::move(message);  // results can be large: moved, not copied
   it->second->done = true;
   it->second->cv.notify_one();
   pending_.erase(it);

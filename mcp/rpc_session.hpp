@@ -46,7 +46,7 @@ class RpcSession {
   };
 
   void on_message(nlohmann::json message);
-  void on_response(const nlohmann::json& message);
+  void on_response(nlohmann::json&& message);
   void on_server_request(const nlohmann::json& message);
   void on_closed(const std::string& reason);
   std::string prefix() const { return "server '" + warn_.server() + "': "; }
