@@ -18,6 +18,7 @@
 #include "harness/value.hpp"
 
 namespace mlsb {
+namespace comm { class Communicator; }
 
 /// One axis of a workload's parameter space (nvbench-style). `choices`, when not empty, lists the
 /// only allowed values of a String axis; `min`/`max`, when set, bound an Int or Float axis (inclusive).
@@ -76,6 +77,9 @@ struct WorkloadInfo {
   std::vector<Metric> metrics;
   std::string primary_metric;  ///< the metric the stopping rule and regression gates use
   RunnerDefaults runner;
+  /// Device backends the workload runs on ("cpu", "cuda"); the runner skips a case whose requested
+  /// backend is not listed, and resolves "auto" to "cuda" when listed and a GPU is present, else "cpu".
+  std::vector<std::string> backends = {"cpu"};
 
   const Axis* find_axis(std::string_view axis) const;
   const Metric* find_metric(std::string_view metric) const;
@@ -100,6 +104,13 @@ class State {
   /// Deterministic generator for this case: the same run seed and params give the same stream.
   std::mt19937_64 rng(uint64_t stream) const;
   uint64_t seed() const { return seed_; }
+
+  /// The resolved device backend of this case: "cpu" or "cuda".
+  const std::string& backend() const { return backend_; }
+  /// The case's communicator: a one-rank local one unless the run was started under MPI (--comm).
+  /// Every rank runs the same case; only rank 0's recorded samples and items are stored, so workloads
+  /// record values already agreed across ranks (a time's max over ranks, say).
+  comm::Communicator& comm() const;
 
   /// A scratch folder for this case (created by the runner, removed after the case).
   const std::filesystem::path& work_dir() const { return work_dir_; }
@@ -131,6 +142,8 @@ class State {
   int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
   void begin_sample(int index, bool warmup);
   void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
+  void set_backend(std::string backend) { backend_ = std::move(backend); }
+  void set_comm(comm::Communicator* comm) { comm_ = comm; }
   const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
   std::vector<std::pair<std::string, nlohmann::json>>& items() { return items_; }
 
@@ -143,6 +156,8 @@ class State {
   int sample_index_ = -1;
   bool warmup_ = false;
   const std::atomic<bool>* cancel_ = nullptr;
+  std::string backend_ = "cpu";
+  comm::Communicator* comm_ = nullptr;
   std::map<std::string, std::vector<double>> samples_;
   std::vector<std::pair<std::string, nlohmann::json>> items_;
   std::vector<std::string> warnings_;

@@ -1,0 +1,86 @@
+#pragma once
+// Communicators: how ranks talk. `local` (one rank), `mpi` (Open MPI processes, launched by mpirun or
+// srun), `nccl` (one GPU per rank, bootstrapped over MPI). Collectives take host pointers except on
+// `nccl`, whose buffers are device memory (device_buffers() says which).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlsb::comm {
+
+/// A collective failed: a rank disagreed (sizes), died, or the library reported an error.
+struct CommError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// A collective did not complete within the communicator's timeout (a rank never arrived).
+struct CommTimeout : CommError { using CommError::CommError; };
+
+/// Element types of collective buffers. Bf16/F16 are 2-byte IEEE-style floats; their reductions
+/// accumulate in fp32 and round to nearest-even once per reduction step.
+enum class ElemType { U8, I32, I64, F32, F64, F16, BF16 };
+size_t elem_size(ElemType t);
+std::string_view to_string(ElemType t);
+
+enum class ReduceOp { Sum, Max, Min };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual std::string name() const = 0;  ///< "local" | "mpi" | "nccl"
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// True when collective buffers must be device (CUDA) memory.
+  virtual bool device_buffers() const { return false; }
+
+  /// Every collective throws CommTimeout when it has not completed after this many seconds
+  /// (default 60), and CommError on any other failure. Never hangs past the timeout.
+  void set_timeout(double seconds) { timeout_s_ = seconds; }
+  double timeout() const { return timeout_s_; }
+
+  virtual void barrier() = 0;
+  /// recv[i] = op over ranks of send[i], i < count. send == recv is allowed (in place).
+  virtual void allreduce(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) = 0;
+  /// recv = concat over ranks r of send_r (count elements each; recv holds count * size()).
+  virtual void allgather(const void* send, void* recv, size_t count, ElemType type) = 0;
+  /// Bytes: rank r contributes recv_bytes[r] bytes (send_bytes == recv_bytes[rank()]), placed at the
+  /// prefix sum of recv_bytes in recv.
+  virtual void allgatherv(const void* send, size_t send_bytes, void* recv, std::span<const size_t> recv_bytes) = 0;
+  /// send holds count * size() elements; rank r receives the op-reduction of block r (count elements).
+  virtual void reduce_scatter(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) = 0;
+  /// send block r (count elements) goes to rank r; recv block r came from rank r.
+  virtual void alltoall(const void* send, void* recv, size_t count, ElemType type) = 0;
+  /// Bytes: send_bytes[r] bytes at the prefix-sum offset of send go to rank r; recv_bytes[r] bytes
+  /// arrive from rank r at the prefix-sum offset of recv.
+  virtual void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                         std::span<const size_t> recv_bytes) = 0;
+  /// buf (count elements) of rank `root` is copied to every rank.
+  virtual void broadcast(void* buf, size_t count, ElemType type, int root) = 0;
+  /// Sends send_bytes to rank `dst` while receiving recv_bytes from rank `src` (ring steps).
+  virtual void sendrecv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes, int src) = 0;
+
+  /// Checks that every rank passes the same value (a tensor's size, a case id): throws CommError
+  /// naming `what`, this rank's value and the first rank whose value differs. Host values on every
+  /// communicator.
+  void expect_same(std::string_view what, uint64_t value);
+
+ protected:
+  double timeout_s_ = 60.0;
+};
+
+/// Which communicator a run uses: "local", "mpi", "nccl", or "auto" (mpi when the process was started
+/// by an MPI launcher — mpirun/srun set OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE — else local).
+std::string resolve_comm_kind(std::string_view kind);
+
+/// Creates the communicator of a kind ("local", "mpi", "nccl"). MPI is initialised on first use and
+/// finalised at exit. Throws CommError when the kind is unavailable (no GPU for nccl, say) and
+/// std::invalid_argument for an unknown kind.
+std::unique_ptr<Communicator> make_communicator(std::string_view kind);
+
+/// A fresh communicator over the same ranks whose traffic cannot match a collective left pending on
+/// `parent` (MPI_Comm_dup on mpi; the runner gives each case one so a failed case cannot poison the next).
+std::unique_ptr<Communicator> duplicate(Communicator& parent);
+
+}  // namespace mlsb::comm

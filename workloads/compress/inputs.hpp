@@ -1,0 +1,48 @@
+#pragma once
+// Inputs of the compress workload: synthetic generators and real tensors from safetensors / .npy files.
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/compress/tensor.hpp"
+
+namespace mlsb::compress {
+
+/// A tensor file is unreadable, truncated, malformed, or holds an unsupported dtype; the message
+/// names the file and the field or tensor.
+struct TensorFileError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+/// Synthetic distributions: "gaussian" N(0, sigma), "laplace" (scale sigma/sqrt 2, same stddev),
+/// "uniform" U(-sigma*sqrt 3, sigma*sqrt 3) (same stddev), "outliers" (gaussian with 0.1% of elements
+/// scaled by 100), "pathological" (gaussian mixed with NaNs of several payloads, ±Inf, ±0, subnormals,
+/// the largest and smallest normals, in every dtype).
+const std::vector<std::string>& distribution_names();
+
+/// Generates `count` elements (64-bit: may exceed 2^31 bytes) of `dtype`, reproducibly from `seed`
+/// (the same seed, distribution and sigma give the same bytes whatever the thread count).
+/// Throws std::invalid_argument for an unknown distribution, count < 0 or sigma <= 0.
+Tensor generate(std::string_view distribution, DType dtype, int64_t count, double sigma, uint64_t seed);
+
+/// Tensors stored in a file: safetensors (Hugging Face format: 8-byte header length, JSON header with
+/// dtype/shape/data_offsets per tensor) or NumPy .npy (v1-v3; '<f4', '<f2'; bf16 as '<V2' is not
+/// standard, so .npy holds fp32/fp16). Dtypes F32, F16, BF16 are supported; others get TensorFileError.
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  int64_t count;
+};
+/// Lists a file's tensors (header only). A .npy file holds one tensor named after the file's stem.
+std::vector<TensorInfo> list_tensors(const std::filesystem::path& file);
+/// Loads one tensor by name, or every tensor concatenated into one 1-D tensor for `name` == "all"
+/// (all must share a dtype). Throws TensorFileError (unknown name, truncated data, bad header).
+Tensor load_tensor(const std::filesystem::path& file, std::string_view name);
+
+/// Writers, for tests and for users who want fixtures.
+void write_safetensors(const std::filesystem::path& file, const std::vector<Tensor>& tensors);
+void write_npy(const std::filesystem::path& file, const Tensor& tensor);
+
+}  // namespace mlsb::compress
