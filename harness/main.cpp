@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +19,7 @@
 #include "harness/runner.hpp"
 #include "harness/suite.hpp"
 #include "reports/compare.hpp"
+#include "reports/import_gbench.hpp"
 #include "reports/render.hpp"
 #include "reports/run_listing.hpp"
 #include "reports/store.hpp"
@@ -49,6 +52,26 @@ void write_output(const std::string& text, const std::string& path) {
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
+// Runs `body` (given whether this is rank 0) on every rank and returns rank 0's exit code on all of
+// them; an exception is reported and gives 2. When the ranks cannot agree (a rank is gone), each
+// returns its own code.
+int run_ranks(mlsb::RunComms& comms, const std::function<int(bool root)>& body) {
+  const bool root = comms.rank() == 0;
+  int32_t code = 2;
+  try {
+    code = body(root);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlsysbench: error: %s%s\n", root ? "" : ("rank " + std::to_string(comms.rank()) + ": ").c_str(),
+                 e.what());
+  }
+  try {
+    comms.control->set_timeout(120);
+    comms.control->broadcast(&code, 1, mlsb::comm::ElemType::I32, 0);
+  } catch (const std::exception&) {
+  }
+  return code;
+}
+
 std::string join_argv(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -61,6 +84,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mlsysbench: benchmarks and agent-tool evaluation for large-model systems.\n"
                "Results go to an SQLite store (--db, $MLSB_DB, default ./mlsysbench.db)."};
   app.require_subcommand(1);
+  app.fallthrough();  // global options (--db) may also follow the subcommand: `run X --db r.db`
   app.set_version_flag("--version", MLSB_VERSION);
   std::string db = default_db();
   app.add_option("--db", db, "results store (SQLite file); default $MLSB_DB or ./mlsysbench.db")
@@ -78,7 +102,7 @@ int main(int argc, char** argv) {
   std::optional<int> repetitions, warmup;
   std::optional<double> max_time, timeout;
   uint64_t seed = 1;
-  std::string backend = "cpu", filter;
+  std::string backend = "cpu", comm_kind = "auto", filter;
   bool dry_run = false;
   run->add_option("target", target, "suite name, suite file (*.json) or workload name")->required();
   run->add_option("-p,--param", axis_specs, "axis override, axis=v1,v2 (repeatable); e.g. -p agent=oracle");
@@ -95,8 +119,14 @@ int main(int argc, char** argv) {
   run->add_option("--timeout", timeout, "fail a case still running after this many seconds")->check(finite_positive);
   run->add_option("--seed", seed, "run seed; every case's data derives from it (default 1)");
   run->add_option("--tag", tags, "tag the run (repeatable); compare and report accept tags as run names");
-  run->add_option("--backend", backend, "device backend: cpu (cuda arrives with the GPU workloads)")
+  run->add_option("--backend", backend,
+                  "device backend: cpu | cuda | auto (cuda where the workload has a cuda path and a GPU is "
+                  "present, else cpu); a case without the backend is skipped (default cpu)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  run->add_option("--comm", comm_kind,
+                  "communicator: auto | local | mpi | nccl (auto = mpi when started by mpirun/srun, else "
+                  "local); under MPI every rank runs each case and rank 0 alone writes the store")
+      ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
   run->add_option("--filter", filter, "run only cases whose id (workload/axis=value,...) matches this regex");
   run->add_flag("--dry-run", dry_run, "print the cases and exit");
 
@@ -124,6 +154,16 @@ int main(int argc, char** argv) {
                     "or no case could be compared");
   compare->add_option("-f,--format", compare_format, "text | json | md")->check(CLI::IsMember({"text", "json", "md"}));
   compare->add_option("-o,--output", compare_out, "output file (default: stdout)");
+
+  // import
+  auto* import = app.add_subcommand("import", "store results produced elsewhere as a run");
+  import->require_subcommand(1);
+  auto* import_gbench = import->add_subcommand("gbench", "a Google Benchmark JSON file (--benchmark_out=F "
+                                                          "--benchmark_out_format=json)");
+  std::string gbench_file;
+  std::vector<std::string> import_tags;
+  import_gbench->add_option("file", gbench_file, "the JSON file")->required();
+  import_gbench->add_option("--tag", import_tags, "tag the run (repeatable)");
 
   // env
   auto* env = app.add_subcommand("env", "print the environment a run would record (JSON)");
@@ -153,7 +193,7 @@ int main(int argc, char** argv) {
       if (arg.empty() || arg[0] == '-') continue;
       const auto subs = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == arg; });
       if (!subs.empty()) break;
-      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, env, db)\n",
+      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, import, env, db)\n",
                    arg.c_str());
       return 2;
     }
@@ -192,26 +232,61 @@ int main(int argc, char** argv) {
         std::printf("%zu case(s)\n", plan.cases.size());
         return 0;
       }
-      mlsb::reports::Store store(db);
+      mlsb::RunComms comms = mlsb::RunComms::create(comm_kind);
       for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
-      mlsb::Progress progress(stderr, isatty(STDERR_FILENO), static_cast<int>(plan.cases.size()));
-      mlsb::RunOptions opts;
-      opts.seed = seed;
-      opts.tags = tags;
-      opts.argv = join_argv(argc, argv);
-      opts.backend = backend;
-      const auto out = mlsb::run_plan(plan, opts, store, progress, g_interrupt);
-      std::fprintf(stderr,
-                   "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
-                   "report: mlsysbench --db %s report %lld --format html -o report.html\n",
-                   static_cast<long long>(out.run_id), out.uuid.c_str(), out.status.c_str(), out.ok, out.failed,
-                   out.timed_out, out.skipped, db.c_str(), db.c_str(), static_cast<long long>(out.run_id));
-      if (out.status == "interrupted") return 130;
-      if (out.status == "ok" && out.ok == 0) {
-        std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
-        return 1;
+      return run_ranks(comms, [&](bool root) {
+        // Rank 0 alone opens and writes the store; it tells the others whether that worked.
+        std::optional<mlsb::reports::Store> store;
+        std::string store_error;
+        try {
+          if (root) store.emplace(db);
+        } catch (const std::exception& e) {
+          store_error = e.what();
+        }
+        int32_t ok = store_error.empty() ? 1 : 0;
+        comms.control->broadcast(&ok, 1, mlsb::comm::ElemType::I32, 0);
+        if (!ok) {
+          if (root) std::fprintf(stderr, "mlsysbench: error: %s\n", store_error.c_str());
+          return 2;
+        }
+        std::optional<mlsb::Progress> progress;
+        if (root) progress.emplace(stderr, isatty(STDERR_FILENO), static_cast<int>(plan.cases.size()));
+        mlsb::RunOptions opts;
+        opts.seed = seed;
+        opts.tags = tags;
+        opts.argv = join_argv(argc, argv);
+        opts.backend = backend;
+        opts.comm = comm_kind;
+        const auto out = mlsb::run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr,
+                                        g_interrupt, comms);
+        if (!root) return 0;  // rank 0's exit code is everyone's
+        std::fprintf(stderr,
+                     "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
+                     "report: mlsysbench --db %s report %lld --format html -o report.html\n",
+                     static_cast<long long>(out.run_id), out.uuid.c_str(), out.status.c_str(), out.ok, out.failed,
+                     out.timed_out, out.skipped, db.c_str(), db.c_str(), static_cast<long long>(out.run_id));
+        if (out.status == "interrupted") return 130;
+        if (out.status == "ok" && out.ok == 0) {
+          std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
+          return 1;
+        }
+        return out.status == "ok" ? 0 : 1;
+      });
+    }
+    if (*import_gbench) {
+      auto data = mlsb::reports::import_gbench(gbench_file);
+      for (const auto& t : import_tags) data.run.tags.push_back(t);
+      mlsb::reports::Store store(db);
+      const int64_t id = store.begin_run(data.run);
+      bool failed = false;
+      for (auto& c : data.cases) {
+        store.add_case(id, c);
+        failed = failed || c.status == "failed";
       }
-      return out.status == "ok" ? 0 : 1;
+      store.finish_run(id, failed ? "failed" : "ok");
+      std::fprintf(stderr, "imported %zu benchmark(s) from %s as run %lld (%s)\n", data.cases.size(),
+                   gbench_file.c_str(), static_cast<long long>(id), data.run.uuid.c_str());
+      return 0;
     }
     if (*report) {
       if (report_format == "html" && report_out.empty() && isatty(STDOUT_FILENO))

@@ -3,17 +3,26 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
+#include "backends/comm/local_communicator.hpp"
+#include "backends/comm/mpi_communicator.hpp"
+#ifdef MLSB_HAVE_NCCL
+#include "backends/comm/nccl_communicator.hpp"
+#endif
 #include "harness/environment.hpp"
 #include "harness/progress.hpp"
 #include "harness/registry.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb {
 namespace {
@@ -25,7 +34,24 @@ double unix_now() {
 }
 
 struct Cancelled {};
+// Another rank stopped the case (it failed or skipped); this rank stops at the same point.
+struct PeerStopped {};
 
+// What the ranks agree on after every step of a case (allreduce max over the case's control comm).
+constexpr int32_t kGo = 0, kStop = 1, kAbort = 2;
+// The workload's communicator's timeout per collective (the Communicator default); workloads may change it.
+constexpr double kCaseCommTimeout = 60.0;
+
+uint64_t fnv1a64(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+const cuda::Probe& gpu_probe() {
+  static const cuda::Probe probe = cuda::probe();
+  return probe;
+}
 
 // Everything the worker thread touches. Shared so that an abandoned (timed-out) worker keeps it alive.
 struct CaseContext {
@@ -42,6 +68,21 @@ struct CaseContext {
   std::optional<WorkloadInfo> info;
   std::unique_ptr<State> state;
   std::filesystem::path work_dir;
+  std::string resolved_backend;  // set once resolve_backend succeeded
+  bool peer_stopped = false;     // the case ended because another rank stopped it
+  bool comm_failure = false;     // it failed in a collective (often waiting for a rank that failed)
+  bool own_error_first = false;  // the workload threw (failed, skipped) before any cancellation
+  // The case's own communicators: `ctl` for the runner's per-sample agreement, `comm` for the workload.
+  std::unique_ptr<comm::Communicator> ctl, comm;
+  bool syncing = true;  // false once the ranks have agreed to stop sampling (no further agreement)
+
+  // Every rank passes its code; all get the largest. kAbort from another rank stops this one.
+  int32_t agree(int32_t mine) {
+    int32_t v = mine;
+    ctl->allreduce(&v, &v, 1, comm::ElemType::I32, comm::ReduceOp::Max);
+    if (v >= kAbort && mine < kAbort) throw PeerStopped{};
+    return v;
+  }
 
   void run_samples(Workload& w) {
     State& st = *state;
@@ -67,8 +108,11 @@ struct CaseContext {
       if (it == st.samples().end() || static_cast<int>(it->second.size()) != n)
         st.fail("sample " + std::to_string(n - 1) + " did not record the primary metric '" + info->primary_metric + "'");
       noise = relative_stddev(it->second);
-      if (should_stop(rules, n, measured, noise)) break;
+      // Rank 0 decides, so every rank takes the same number of samples.
+      const bool stop = ctl->rank() == 0 && should_stop(rules, n, measured, noise);
+      if (agree(stop ? kStop : kGo) == kStop) break;
     }
+    syncing = false;
     if (n >= 2 && noise > rules.max_noise) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "noisy: relative stddev of %s is %.2f%% after %d samples (bound %.2f%%)",
@@ -77,17 +121,21 @@ struct CaseContext {
     }
   }
 
-  void run() {
+  // Setup, samples and verify; a rank whose step throws tells the others (kAbort) before rethrowing,
+  // so they stop at their next agreement instead of waiting for it.
+  void run_steps() {
     try {
       auto workload = make_workload(spec.workload);
       info = workload->info();
       state = std::make_unique<State>(*info, spec.params, seed, work_dir);
       state->set_cancel_flag(&cancel);
+      state->set_comm(comm.get());
       live_state = state.get();
-      if (backend != "cpu" && backend != "auto")
-        state->skip("backend '" + backend + "' is not available for workload '" + spec.workload + "'");
+      resolved_backend = resolve_backend(backend, *info, gpu_probe());
+      state->set_backend(resolved_backend);
       workload->setup(*state);
       try {
+        agree(kGo);
         run_samples(*workload);
         workload->verify(*state);
       } catch (...) {
@@ -99,13 +147,40 @@ struct CaseContext {
       }
       workload->teardown(*state);
     } catch (const Cancelled&) {
+      throw;
+    } catch (const PeerStopped&) {
+      throw;
+    } catch (...) {
+      own_error_first = !cancel;
+      if (syncing && !cancel) {
+        try {
+          agree(kAbort);
+        } catch (...) {
+        }
+      }
+      throw;
+    }
+  }
+
+  void run() {
+    try {
+      run_steps();
+    } catch (const Cancelled&) {
       status = "interrupted";
+    } catch (const PeerStopped&) {
+      status = "failed";
+      peer_stopped = true;
+      reason = "stopped because another rank failed";
     } catch (const SkipCase& e) {
       status = "skipped";
       reason = e.what();
     } catch (const FailCase& e) {
       status = "failed";
       reason = e.what();
+    } catch (const comm::CommError& e) {
+      status = "failed";
+      comm_failure = true;
+      reason = std::string("error: ") + e.what();
     } catch (const std::exception& e) {
       status = "failed";
       reason = std::string("error: ") + e.what();
@@ -154,88 +229,141 @@ void store_case(reports::Store& store, int64_t run_id, reports::CaseRecord& rec)
   }
 }
 
-}  // namespace
-
-bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise) {
-  if (n >= r.max_samples) return true;
-  if (n >= 1 && measured_s >= r.max_time_s) return true;
-  return n >= r.min_samples && measured_s >= r.min_time_s && noise <= r.max_noise;
+// Severity of a rank's case status for the agreement: the worst wins. Consequences rank below their
+// likely cause: a rank stopped by another, a collective that failed or timed out waiting for a rank
+// that failed (or hung: an abandoned case outranks a failure).
+int severity(const reports::CaseRecord& rec, bool peer_stopped, bool comm_failure) {
+  if (rec.status == "ok") return 0;
+  if (peer_stopped) return 1;
+  if (rec.status == "skipped") return 2;
+  if (rec.status == "failed" && comm_failure) return 3;
+  if (rec.status == "timeout" && rec.reason.find("abandoned") == std::string::npos) return 4;
+  if (rec.status == "failed") return 5;
+  if (rec.status == "timeout") return 6;
+  return 7;  // interrupted
 }
 
-uint64_t case_seed(uint64_t run_seed, const std::string& case_id) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char c : case_id) h = (h ^ c) * 0x100000001b3ULL;
-  return splitmix64(run_seed ^ h);
+// One rank's vote, a fixed-size record so one allgather carries every rank's.
+constexpr size_t kVoteBytes = 1024, kStatusBytes = 16;
+struct Vote {
+  uint8_t severity = 0;
+  uint8_t interrupted = 0;
+  std::string status, reason;
+};
+
+std::vector<uint8_t> encode(const Vote& v) {
+  std::vector<uint8_t> buf(kVoteBytes, 0);
+  buf[0] = v.severity;
+  buf[1] = v.interrupted;
+  std::memcpy(&buf[2], v.status.data(), std::min(v.status.size(), kStatusBytes - 1));
+  const std::string reason = utf8_truncate(v.reason, kVoteBytes - 2 - kStatusBytes - 1);
+  std::memcpy(&buf[2 + kStatusBytes], reason.data(), reason.size());
+  return buf;
 }
 
-reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
-                             const std::atomic<bool>& cancel,
-                             const std::function<void(const CaseProgress&)>& on_tick) {
+Vote decode(const uint8_t* buf) {
+  Vote v;
+  v.severity = buf[0];
+  v.interrupted = buf[1];
+  const auto text = [](const uint8_t* p, size_t max) {
+    const auto* c = reinterpret_cast<const char*>(p);
+    return std::string(c, strnlen(c, max));
+  };
+  v.status = text(buf + 2, kStatusBytes);
+  v.reason = text(buf + 2 + kStatusBytes, kVoteBytes - 2 - kStatusBytes);
+  return v;
+}
+
+struct CaseResult {
   reports::CaseRecord rec;
+  bool interrupted = false;  // some rank was interrupted: the run stops
+  bool broken = false;       // the ranks could not agree: the run stops, failed
+};
+
+// Runs one case on this rank (steps above), then agrees with the other ranks on its status.
+CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
+                           const std::atomic<bool>& cancel, const std::function<void(const CaseProgress&)>& on_tick,
+                           RunComms& comms) {
+  CaseResult result;
+  reports::CaseRecord& rec = result.rec;
   rec.workload = spec.workload;
   rec.params = to_json(spec.params);
   rec.params_key = params_key(spec.params);
   rec.label = spec.label;
-  rec.backend = backend == "auto" ? "cpu" : backend;
+  rec.comm = comms.cases().name();
+  rec.ranks = comms.cases().size();
   rec.started_at = unix_now();
 
   auto ctx = std::make_shared<CaseContext>();
   ctx->spec = spec;
   ctx->backend = backend;
   ctx->seed = case_seed(run_seed, spec.id());
+  const double timeout = spec.runner.timeout_s;
+  bool ready = false;
   try {
+    ctx->ctl = comm::duplicate(*comms.control);
+    ctx->comm = comm::duplicate(comms.cases());
+    ctx->ctl->set_timeout(timeout > 0 ? timeout + 30 : 1e9);  // a sample may take up to the case timeout
+    ctx->comm->set_timeout(kCaseCommTimeout);
+    ctx->ctl->set_cancel_flag(&ctx->cancel);
+    ctx->comm->set_cancel_flag(&ctx->cancel);
     ctx->work_dir = make_work_dir();
+    ready = true;
   } catch (const std::exception& e) {
     rec.status = "failed";
     rec.reason = e.what();
-    rec.finished_at = unix_now();
-    return rec;
   }
 
-  std::thread worker([ctx] { ctx->run(); });
-  const auto start = Clock::now();
-  const double timeout = spec.runner.timeout_s;
-  bool timed_out = false, interrupted = false;
-  Clock::time_point cancelled_at;
-  {
-    std::unique_lock lock(ctx->mutex);
-    while (!ctx->done) {
-      ctx->cv.wait_for(lock, std::chrono::milliseconds(200));
-      if (ctx->done) break;
-      lock.unlock();
-      if (on_tick) {
-        CaseProgress p{ctx->samples.load()};
-        if (const State* st = ctx->live_state.load()) std::tie(p.done, p.total) = st->progress();
-        on_tick(p);
-      }
-      lock.lock();
-      const auto now = Clock::now();
-      if (!ctx->cancel) {
-        interrupted = cancel.load();
-        timed_out = !interrupted && timeout > 0 && std::chrono::duration<double>(now - start).count() > timeout;
-        if (interrupted || timed_out) {
-          ctx->cancel = true;
-          cancelled_at = now;
+  bool timed_out = false, interrupted = false, finished = false;
+  if (ready) {
+    std::thread worker([ctx] { ctx->run(); });
+    const auto start = Clock::now();
+    Clock::time_point cancelled_at;
+    {
+      std::unique_lock lock(ctx->mutex);
+      while (!ctx->done) {
+        ctx->cv.wait_for(lock, std::chrono::milliseconds(200));
+        if (ctx->done) break;
+        lock.unlock();
+        if (on_tick) {
+          CaseProgress p{ctx->samples.load()};
+          if (const State* st = ctx->live_state.load()) std::tie(p.done, p.total) = st->progress();
+          on_tick(p);
         }
-      } else if (std::chrono::duration<double>(now - cancelled_at).count() > (interrupted ? 2.0 : 5.0)) {
-        break;  // it did not stop within the grace period: abandon it
+        lock.lock();
+        const auto now = Clock::now();
+        if (!ctx->cancel) {
+          interrupted = cancel.load();
+          timed_out = !interrupted && timeout > 0 && std::chrono::duration<double>(now - start).count() > timeout;
+          if (interrupted || timed_out) {
+            ctx->cancel = true;
+            cancelled_at = now;
+          }
+        } else if (std::chrono::duration<double>(now - cancelled_at).count() > (interrupted ? 2.0 : 5.0)) {
+          break;  // it did not stop within the grace period: abandon it
+        }
       }
     }
-  }
-  const bool finished = [&] {
-    std::lock_guard lock(ctx->mutex);
-    return ctx->done;
-  }();
-  if (finished) {
-    worker.join();
-  } else {
-    worker.detach();  // the context stays alive with the thread; its results are not read
+    finished = [&] {
+      std::lock_guard lock(ctx->mutex);
+      return ctx->done;
+    }();
+    if (finished) {
+      worker.join();
+    } else {
+      worker.detach();  // the context stays alive with the thread; its results are not read
+    }
   }
 
   rec.finished_at = unix_now();
+  rec.backend = finished && !ctx->resolved_backend.empty() ? ctx->resolved_backend
+                                                            : (backend == "auto" ? "cpu" : backend);
   const WorkloadInfo* info = finished && ctx->info ? &*ctx->info : nullptr;
   if (info) rec.primary_metric = info->primary_metric;
-  if (timed_out) {
+  if (!ready) {
+    // rec.status and reason say why the case could not start
+  } else if (timed_out && !(finished && ctx->own_error_first && !ctx->comm_failure)) {
+    // (a rank that failed and then timed out telling the others keeps its failure)
     rec.status = "timeout";
     rec.reason = "timed out after " + format_seconds(timeout) + (finished ? "" : " (still running; abandoned)");
   } else if (interrupted || ctx->status == "interrupted") {
@@ -261,40 +389,186 @@ reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, u
     std::error_code ec;
     std::filesystem::remove_all(ctx->work_dir, ec);
   }
-  return rec;
+
+  // Agreement: every rank learns every rank's status; the worst wins, the lowest rank among equals.
+  const bool by_peer = ready && finished && ctx->peer_stopped, by_comm = ready && finished && ctx->comm_failure;
+  Vote mine{static_cast<uint8_t>(severity(rec, by_peer, by_comm)),
+            static_cast<uint8_t>(cancel.load() ? 1 : 0), rec.status, rec.reason};
+  comm::Communicator& control = *comms.control;
+  const int n = control.size();
+  std::vector<uint8_t> all(kVoteBytes * static_cast<size_t>(n));
+  try {
+    control.set_timeout(timeout > 0 ? timeout + 60 : 1e9);  // the slowest rank may still be in its case
+    const std::vector<uint8_t> out = encode(mine);
+    control.allgather(out.data(), all.data(), kVoteBytes, comm::ElemType::U8);
+  } catch (const std::exception& e) {
+    result.broken = true;
+    result.interrupted = cancel.load();
+    if (rec.status != "interrupted") {
+      rec.status = "failed";
+      rec.reason = "the ranks could not agree on the case's result: " + std::string(e.what());
+    }
+    rec.samples.clear();
+    rec.summaries.clear();
+    return result;
+  }
+  int worst = 0;
+  std::vector<Vote> votes;
+  for (int r = 0; r < n; ++r) {
+    votes.push_back(decode(&all[kVoteBytes * static_cast<size_t>(r)]));
+    if (votes[r].severity > votes[worst].severity) worst = r;
+    if (votes[r].interrupted || votes[r].status == "interrupted") result.interrupted = true;
+  }
+  const Vote& w = votes[worst];
+  if (w.severity > mine.severity) {  // another rank's status replaces this one's
+    rec.status = w.status;
+    rec.reason = (worst != 0 ? "rank " + std::to_string(worst) + ": " : std::string()) + w.reason;
+    rec.samples.clear();
+    rec.summaries.clear();
+    if (rec.status == "timeout") rec.items.clear();
+  }
+  return result;
+}
+
+}  // namespace
+
+bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise) {
+  if (n >= r.max_samples) return true;
+  if (n >= 1 && measured_s >= r.max_time_s) return true;
+  return n >= r.min_samples && measured_s >= r.min_time_s && noise <= r.max_noise;
+}
+
+uint64_t case_seed(uint64_t run_seed, const std::string& case_id) {
+  return splitmix64(run_seed ^ fnv1a64(case_id));
+}
+
+std::string resolve_backend(const std::string& requested, const WorkloadInfo& info, const cuda::Probe& gpu) {
+  const auto lists = [&](std::string_view b) {
+    return std::find(info.backends.begin(), info.backends.end(), b) != info.backends.end();
+  };
+  const std::string no_gpu = gpu.note.empty() ? std::string("no CUDA device found") : gpu.note;
+  if (requested == "auto") {
+    if (lists("cuda") && !gpu.gpus.empty()) return "cuda";
+    if (lists("cpu")) return "cpu";
+    throw SkipCase("workload " + info.name + " has no cpu path and no GPU is usable: " + no_gpu);
+  }
+  if (!lists(requested)) throw SkipCase("workload " + info.name + " has no " + requested + " path");
+  if (requested == "cuda" && gpu.gpus.empty()) throw SkipCase("backend cuda: no usable GPU: " + no_gpu);
+  return requested;
+}
+
+RunComms RunComms::create(const std::string& kind) {
+  const std::string k = comm::resolve_comm_kind(kind);
+  RunComms c;
+  if (k == "local") {
+    c.control = comm::make_local_communicator();
+  } else {
+    c.control = comm::make_mpi_communicator();
+    if (k == "nccl") {
+#ifdef MLSB_HAVE_NCCL
+      c.world = comm::make_nccl_communicator(*c.control);
+#else
+      throw comm::CommError("nccl: built without CUDA/NCCL");
+#endif
+    }
+  }
+  return c;
+}
+
+reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
+                             const std::atomic<bool>& cancel,
+                             const std::function<void(const CaseProgress&)>& on_tick) {
+  RunComms local{comm::make_local_communicator(), nullptr};
+  return run_ranked_case(spec, backend, run_seed, cancel, on_tick, local).rec;
 }
 
 RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store& store, Progress& progress,
                     const std::atomic<bool>& interrupt) {
-  reports::RunRecord run;
-  run.suite = plan.suite;
-  run.argv = options.argv;
-  run.tags = options.tags;
-  run.seed = options.seed;
-  const GitInfo git = project_git_info();
-  run.git_sha = git.sha;
-  run.git_dirty = git.dirty;
-  run.env = capture_environment();
+  RunComms comms = RunComms::create(options.comm);
+  const bool root = comms.rank() == 0;
+  return run_plan(plan, options, root ? &store : nullptr, root ? &progress : nullptr, interrupt, comms);
+}
+
+RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store* store, Progress* progress,
+                    const std::atomic<bool>& interrupt, RunComms& comms) {
+  comm::Communicator& control = *comms.control;
+  const bool root = control.rank() == 0;
+  if (root && !store) throw std::invalid_argument("run_plan: rank 0 needs the store");
+  control.set_cancel_flag(&interrupt);  // a killed job must not wait for ranks that are gone
   RunOutcome out;
-  out.run_id = store.begin_run(run);
-  out.uuid = run.uuid;  // assigned by the store
-  bool interrupted = false;
-  for (size_t i = 0; i < plan.cases.size() && !interrupted; ++i) {
+  std::optional<reports::StoreError> store_error;
+  if (root) {
+    reports::RunRecord run;
+    run.suite = plan.suite;
+    run.argv = options.argv;
+    run.tags = options.tags;
+    run.seed = options.seed;
+    const GitInfo git = project_git_info();
+    run.git_sha = git.sha;
+    run.git_dirty = git.dirty;
+    run.env = capture_environment();
+    try {
+      out.run_id = store->begin_run(run);
+      out.uuid = run.uuid;  // assigned by the store
+    } catch (const reports::StoreError& e) {
+      store_error = e;
+    }
+  }
+  bool interrupted = false, broken = false;
+  for (size_t i = 0;; ++i) {
+    // Rank 0 alone knows whether the store still works: it says whether the next case starts.
+    int32_t go = root && i < plan.cases.size() && !interrupted && !broken && !store_error ? 1 : 0;
+    try {
+      control.set_timeout(120);
+      control.broadcast(&go, 1, comm::ElemType::I32, 0);
+    } catch (const comm::CommError&) {
+      broken = true;
+      go = 0;
+    }
+    if (!go) break;
     const CaseSpec& spec = plan.cases[i];
-    progress.case_started(static_cast<int>(i), spec.display_name());
-    reports::CaseRecord rec = run_case(spec, options.backend, options.seed, interrupt,
-                                       [&](const CaseProgress& p) { progress.tick(p.samples, p.done, p.total); });
-    store_case(store, out.run_id, rec);
-    progress.case_finished(rec);
+    CaseResult result;
+    try {
+      control.expect_same("case (the ranks run different plans?)", fnv1a64(spec.id()));
+      if (progress) progress->case_started(static_cast<int>(i), spec.display_name());
+      result = run_ranked_case(spec, options.backend, options.seed, interrupt, [&](const CaseProgress& p) {
+        if (progress) progress->tick(p.samples, p.done, p.total);
+      }, comms);
+    } catch (const comm::CommError& e) {
+      result.rec.workload = spec.workload;
+      result.rec.params = to_json(spec.params);
+      result.rec.params_key = params_key(spec.params);
+      result.rec.label = spec.label;
+      result.rec.comm = comms.cases().name();
+      result.rec.ranks = comms.cases().size();
+      result.rec.started_at = result.rec.finished_at = unix_now();
+      result.rec.status = interrupt ? "interrupted" : "failed";
+      result.rec.reason = e.what();
+      result.interrupted = interrupt.load();
+      result.broken = !result.interrupted;
+    }
+    reports::CaseRecord& rec = result.rec;
+    if (root) {
+      try {
+        store_case(*store, out.run_id, rec);
+      } catch (const reports::StoreError& e) {
+        store_error = e;
+      }
+      if (progress) progress->case_finished(rec);
+    }
     if (rec.status == "ok") ++out.ok;
     else if (rec.status == "skipped") ++out.skipped;
     else if (rec.status == "timeout") ++out.timed_out;
-    else if (rec.status == "interrupted") interrupted = true;
-    else ++out.failed;
-    if (interrupt) interrupted = true;
+    else if (rec.status != "interrupted") ++out.failed;
+    interrupted = interrupted || result.interrupted || rec.status == "interrupted" || interrupt;
+    broken = broken || result.broken;
   }
-  out.status = interrupted ? "interrupted" : (out.failed || out.timed_out) ? "failed" : "ok";
-  store.finish_run(out.run_id, out.status);
+  interrupted = interrupted || interrupt;
+  out.status = interrupted ? "interrupted" : (out.failed || out.timed_out || broken) ? "failed" : "ok";
+  if (root) {
+    if (store_error) throw *store_error;  // store_case already marked the run failed
+    store->finish_run(out.run_id, out.status);
+  }
   return out;
 }
 

@@ -4,9 +4,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/comm/communicator.hpp"
+#include "backends/cuda/probe.hpp"
 #include "harness/plan.hpp"
 #include "reports/model.hpp"
 #include "reports/store.hpp"
@@ -14,6 +17,25 @@
 namespace mlsb {
 
 class Progress;
+
+/// The backend a case runs on, from the requested one ("cpu", "cuda", "auto") and the workload's list:
+/// "auto" is "cuda" when the workload lists it and `gpu` has a device, else "cpu". Throws SkipCase when
+/// the workload has no path for the request ("workload X has no cuda path") or cuda is requested and
+/// `gpu` has no device (the probe's note says why).
+std::string resolve_backend(const std::string& requested, const WorkloadInfo& info, const cuda::Probe& gpu);
+
+/// The communicators of a run. `control` (host buffers: local or mpi) carries the runner's own traffic:
+/// the same-case check, the stopping decision, the agreement on a case's status, the exit code. Each
+/// case gets fresh duplicates: of `control` for the runner, of cases() for the workload (State::comm()).
+struct RunComms {
+  std::unique_ptr<comm::Communicator> control;
+  std::unique_ptr<comm::Communicator> world;  ///< set for nccl (bootstrapped over control); else null
+
+  /// For "auto" (resolve_comm_kind), "local", "mpi" or "nccl"; throws comm::CommError when unavailable.
+  static RunComms create(const std::string& kind);
+  comm::Communicator& cases() const { return world ? *world : *control; }
+  int rank() const { return control->rank(); }
+};
 
 /// Why sampling stopped (stored in the case's reason when it is not "converged").
 /// The rule (nvbench's stdrel idea): after `warmup` untimed samples, sample until
@@ -30,6 +52,7 @@ uint64_t case_seed(uint64_t run_seed, const std::string& case_id);
 /// `cancel` set by the caller "interrupted"; `reason` says why. Failed, timed-out and interrupted
 /// cases keep no samples or summaries (their numbers are not trusted); items are kept unless the
 /// case timed out. `on_tick` is called on the calling thread about 5 times a second (for progress output).
+/// `backend` is the request (resolve_backend). This form runs on one rank (a local communicator).
 struct CaseProgress {
   int samples = 0;       ///< measured samples so far
   int64_t done = 0;      ///< units of work done in the current sample (State::progress)
@@ -43,7 +66,8 @@ struct RunOptions {
   uint64_t seed = 1;
   std::vector<std::string> tags;
   std::string argv;
-  std::string backend = "cpu";
+  std::string backend = "cpu";  ///< cpu | cuda | auto (resolve_backend)
+  std::string comm = "auto";     ///< auto | local | mpi | nccl (comm::resolve_comm_kind)
 };
 
 struct RunOutcome {
@@ -56,7 +80,20 @@ struct RunOutcome {
 /// Runs every case of `plan`, committing each to `store` as it ends. `interrupt` is polled: once set,
 /// the case in flight is cancelled and recorded as interrupted, the run is marked "interrupted" and no
 /// further case starts. The run's status is "failed" when any case failed or timed out.
+/// This form creates the communicators of options.comm; on ranks other than 0 `store` and `progress`
+/// are not touched.
 RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store& store, Progress& progress,
                     const std::atomic<bool>& interrupt);
+
+/// The same on every rank of comms.control, in lockstep: each case starts after a check that all ranks
+/// are at it; the stopping rule is decided on rank 0 and shared after every measured sample; after the
+/// case the ranks agree on its status (the worst wins: interrupted > timeout, failed > skipped > ok,
+/// where a rank's own failure or hang outranks a collective that failed or timed out waiting for it),
+/// and rank 0 keeps the reason of the first rank with that status ("rank N: ..." for N != 0). Only rank
+/// 0 uses `store` and `progress` (others pass nullptr) and gets a run id; every rank gets the same
+/// status and counts. Cases are recorded with comm = comms.cases().name() and ranks = its size.
+/// Rank 0 rethrows a store error after the other ranks have been told to stop.
+RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store* store, Progress* progress,
+                    const std::atomic<bool>& interrupt, RunComms& comms);
 
 }  // namespace mlsb

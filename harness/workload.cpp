@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/comm/local_communicator.hpp"
+
 namespace mlsb {
 
 std::string_view to_string(Better b) { return b == Better::Lower ? "lower" : "higher"; }
@@ -56,6 +58,13 @@ std::string State::get_string(std::string_view axis) const {
 
 std::mt19937_64 State::rng(uint64_t stream) const {
   return std::mt19937_64(splitmix64(seed_ + 0x9e3779b97f4a7c15ULL * (stream + 1)));
+}
+
+comm::Communicator& State::comm() const {
+  if (comm_) return *comm_;
+  // Outside the runner (a test driving a workload directly): one rank, shared by the process.
+  static const std::unique_ptr<comm::Communicator> local = comm::make_local_communicator();
+  return *local;
 }
 
 void State::record(std::string_view metric, double value) {

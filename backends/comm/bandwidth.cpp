@@ -32,12 +32,8 @@ double busbw_factor(Collective c, int n) {
   return c == Collective::AllReduce ? 2.0 * f : f;
 }
 
-double algbw_bytes(Collective c, double bytes, int ranks) {
-  switch (c) {
-    case Collective::AllReduce:
-    case Collective::Broadcast: return bytes;
-    default: return bytes * ranks;
-  }
+double algbw_bytes(Collective c, double in_bytes, int ranks) {
+  return c == Collective::AllGather ? in_bytes * ranks : in_bytes;
 }
 
 }  // namespace mlsb::comm

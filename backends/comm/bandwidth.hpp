@@ -16,9 +16,9 @@ std::string_view to_string(Collective c);
 /// broadcast 1. For n = 1 every factor but broadcast's is 0 (no bus traffic).
 double busbw_factor(Collective c, int ranks);
 
-/// The bytes nccl-tests divides by time for algbw: the per-rank buffer size for allreduce and broadcast;
-/// the total (size * ranks) for allgather, reduce-scatter (size = per-rank output) and all-to-all
-/// (size = per-peer block). `bytes` is that per-rank size.
-double algbw_bytes(Collective c, double bytes, int ranks);
+/// The bytes nccl-tests divides by time for algbw (its "size" column), given each rank's input buffer
+/// of `in_bytes`: the input for allreduce, broadcast, reduce-scatter (n blocks) and all-to-all (n
+/// blocks); the gathered output (in_bytes * ranks) for allgather.
+double algbw_bytes(Collective c, double in_bytes, int ranks);
 
 }  // namespace mlsb::comm

@@ -2,6 +2,7 @@
 // Communicators: how ranks talk. `local` (one rank), `mpi` (Open MPI processes, launched by mpirun or
 // srun), `nccl` (one GPU per rank, bootstrapped over MPI). Collectives take host pointers except on
 // `nccl`, whose buffers are device memory (device_buffers() says which).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,11 @@ class Communicator {
   /// (default 60), and CommError on any other failure. Never hangs past the timeout.
   void set_timeout(double seconds) { timeout_s_ = seconds; }
   double timeout() const { return timeout_s_; }
+  /// While `*flag` is true, a collective waiting for other ranks stops and throws CommError
+  /// ("cancelled"); the runner passes its case-cancel flag so a timed-out or interrupted case never
+  /// waits out the full timeout. nullptr (the default) = never cancelled.
+  void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
 
   virtual void barrier() = 0;
   /// recv[i] = op over ranks of send[i], i < count. send == recv is allowed (in place).
@@ -66,8 +72,18 @@ class Communicator {
   /// communicator.
   void expect_same(std::string_view what, uint64_t value);
 
+  /// A fresh communicator over the same ranks (what duplicate() returns). Collective: every rank calls
+  /// it. The default throws CommError (the kind cannot be duplicated).
+  virtual std::unique_ptr<Communicator> make_duplicate();
+
  protected:
+  /// One host value from every rank, in rank order (expect_same's transport). The default uses
+  /// allgather and so needs host buffers: a communicator with device_buffers() overrides it (nccl
+  /// over its MPI bootstrap); the default throws CommError there.
+  virtual std::vector<uint64_t> allgather_host_u64(uint64_t value);
+
   double timeout_s_ = 60.0;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 /// Which communicator a run uses: "local", "mpi", "nccl", or "auto" (mpi when the process was started
@@ -81,6 +97,7 @@ std::unique_ptr<Communicator> make_communicator(std::string_view kind);
 
 /// A fresh communicator over the same ranks whose traffic cannot match a collective left pending on
 /// `parent` (MPI_Comm_dup on mpi; the runner gives each case one so a failed case cannot poison the next).
+/// Calls parent.make_duplicate(); the copy inherits the parent's timeout (not its cancel flag).
 std::unique_ptr<Communicator> duplicate(Communicator& parent);
 
 }  // namespace mlsb::comm

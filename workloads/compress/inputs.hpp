@@ -29,6 +29,11 @@ Tensor generate(std::string_view distribution, DType dtype, int64_t count, doubl
 /// Tensors stored in a file: safetensors (Hugging Face format: 8-byte header length, JSON header with
 /// dtype/shape/data_offsets per tensor) or NumPy .npy (v1-v3; '<f4', '<f2'; bf16 as '<V2' is not
 /// standard, so .npy holds fp32/fp16). Dtypes F32, F16, BF16 are supported; others get TensorFileError.
+/// The format is told by the magic bytes ("\x93NUMPY"), not the extension. safetensors: header length
+/// <= 100 MB and within the file, offsets checked against the data section and the shape, "__metadata__"
+/// ignored, tensors listed in data-offset order; only the requested tensor's bytes are read. .npy:
+/// big-endian '>f4'/'>f2' are byte-swapped on load; fortran_order True is refused unless at most one
+/// dimension exceeds 1 (then the bytes are the same).
 struct TensorInfo {
   std::string name;
   DType dtype;
@@ -42,6 +47,8 @@ std::vector<TensorInfo> list_tensors(const std::filesystem::path& file);
 Tensor load_tensor(const std::filesystem::path& file, std::string_view name);
 
 /// Writers, for tests and for users who want fixtures.
+/// An empty shape is written as 1-D; std::invalid_argument for a shape that does not match the data, a
+/// repeated/empty/"__metadata__" name, or (npy) bf16, which .npy cannot hold; TensorFileError on I/O failure.
 void write_safetensors(const std::filesystem::path& file, const std::vector<Tensor>& tensors);
 void write_npy(const std::filesystem::path& file, const Tensor& tensor);
 

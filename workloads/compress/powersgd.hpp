@@ -45,7 +45,10 @@ class PowerSgd {
 
 /// The PowerSGD codec (stream: 16-byte header u32 magic "MPS1", u8 dtype, u8 0, u16 0, u64 count;
 /// then u64 rows, u64 cols, u32 rank, u32 0; then P (rows x rank fp32) and Q (cols x rank fp32)).
-/// Keeps Q (warm start) and, with error feedback, the residual between compress calls.
+/// Keeps Q (warm start) and, with error feedback, the residual between compress calls. The configured
+/// rank is capped at min(rows, cols) (the stream holds the rank used; an empty tensor has rows = cols =
+/// rank = 0). Non-finite input elements are treated as 0; magnitudes near FLT_MAX overflow the fp32
+/// products, making that step's P/Q non-finite, after which Q restarts from the seed.
 std::unique_ptr<Codec> make_powersgd_codec(int rank, uint64_t seed, bool error_feedback);
 
 }  // namespace mlsb::compress

@@ -8,9 +8,13 @@
 //   cast-fp16: i32 scale exponent k, then count fp16 values of x * 2^k (RNE). k = 14 - floor(log2(absmax))
 //              over finite elements (absmax*2^k lies in [2^14, 2^15): no overflow, little underflow);
 //              k = 0 when absmax is 0 or there is no finite element. Decoding divides by 2^k (exact).
+//              Scale with ldexp (x * 2^k as a product of two fp32 would overflow: k ranges -113..163).
+//              Values within an fp16 rounding of FLT_MAX round up to 2^15 * 2^-k = 2^128 and decode as ±Inf.
 //   int8-block / fp8-e4m3 / fp8-e5m2: u32 block B (elements per scale, the last block may be short),
 //              then ceil(count / B) fp32 scales, then count one-byte codes. scale = absmax / qmax over
-//              the block's finite elements (qmax 127, 448, 57344; scale 0 for an all-zero block).
+//              the block's finite elements (qmax 127, 448, 57344; scale 0 for an all-zero block; when
+//              scale * qmax rounds to Inf in fp32, i.e. absmax near FLT_MAX, the encoder takes the next
+//              smaller fp32 scale so decoding stays finite). With scale 0 every finite element encodes as 0.
 //              int8: q = clamp(round_half_even(x / scale), -127, 127); -128 marks a non-finite element
 //              (decoded as NaN). fp8 (OCP FP8 formats, e4m3fn and e5m2): q = fp8(x / scale) with RNE,
 //              saturating to ±qmax; non-finite elements encode as NaN (e4m3 0x7F, e5m2 0x7E) with the

@@ -22,12 +22,18 @@ std::vector<int64_t> topk_indices(std::span<const float> x, int64_t k);
 std::vector<int64_t> randomk_indices(int64_t n, int64_t k, uint64_t seed, uint64_t step);
 
 /// Error feedback (memory): before compressing, x += residual; after, residual = x - decompressed.
+/// A residual element that is not finite (the input held NaN/Inf) is stored as 0, so one bad step does
+/// not poison every later one.
 class ErrorFeedback {
  public:
-  /// Adds the residual to x in place (sizes the residual to x on first use; zero then).
+  /// Adds the residual to x in place (sizes the residual to x on first use, or when x's size changes;
+  /// zero then).
   void apply(std::span<float> x);
-  /// residual = corrected - reconstructed (both x.size()).
+  /// residual = corrected - reconstructed (both x.size(); std::invalid_argument otherwise).
   void update(std::span<const float> corrected, std::span<const float> reconstructed);
+  /// The same for a sparse reconstruction that kept corrected[i] exactly at the ascending indices
+  /// `sent` and 0 elsewhere: residual = corrected with those elements zeroed.
+  void update_sparse(std::span<const float> corrected, std::span<const int64_t> sent);
   void reset() { residual_.clear(); }
   std::span<const float> residual() const { return residual_; }
 
@@ -36,9 +42,12 @@ class ErrorFeedback {
 };
 
 /// Codecs (stream: 16-byte header u32 magic "MSP1", u8 kind 1 topk / 2 randomk, u8 dtype, u16 0,
-/// u64 count; then u64 k; topk: k u32-or-u64 indices (u64) then k fp32 values; randomk: u64 step,
-/// then k fp32 values — the indices are recomputed from (seed, step)). With error feedback the codec
-/// keeps the residual between compress calls; decompress writes zeros outside the kept indices.
+/// u64 count; then u64 k; topk: k u64 indices (strictly ascending, < count) then k fp32 values;
+/// randomk: u64 step, then k fp32 values — the indices are randomk_indices(count, k, seed, step)). k is
+/// sparse_k(count, density); values are the (error-corrected) elements, unscaled. step counts compress()
+/// calls since construction or reset(), so codecs that compress in lockstep use the same indices. With
+/// error feedback the codec keeps the residual between compress calls; decompress writes zeros outside
+/// the kept indices. Decoding checks sizes, k <= count and the indices, so any stream is safe.
 std::unique_ptr<Codec> make_topk_codec(double density, bool error_feedback);
 std::unique_ptr<Codec> make_randomk_codec(double density, uint64_t seed, bool error_feedback);
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "harness/axes.hpp"
 #include "harness/registry.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite.hpp"
@@ -23,39 +24,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The path a path axis names (the plan made it absolute or ${source_dir}/${shared_dir}-based).
-fs::path input_path(const State& state, const char* axis) { return expand_placeholders(state.get_string(axis)); }
-
 // "none" -> empty; "auto" -> `beside` when it exists, else empty; anything else -> that path.
 fs::path optional_input(const State& state, const char* axis, const fs::path& beside) {
   const std::string value = state.get_string(axis);
   if (value == "none") return {};
   if (value == "auto") return fs::exists(beside) ? beside : fs::path();
   return input_path(state, axis);
-}
-
-// An Int axis bounded to [min, max]: the plan rejects values outside, so setup may narrow them to int.
-Axis int_axis(std::string name, int64_t def, std::string help, double min, double max) {
-  Axis a;
-  a.name = std::move(name);
-  a.type = AxisType::Int;
-  a.defaults = {def};
-  a.help = std::move(help);
-  a.min = min;
-  a.max = max;
-  return a;
-}
-
-// A String axis whose value is a path (made checkout-independent by the plan) or one of `keywords`.
-Axis path_axis(std::string name, std::string def, std::string help, std::vector<std::string> keywords = {}) {
-  Axis a;
-  a.name = std::move(name);
-  a.type = AxisType::String;
-  a.defaults = {std::move(def)};
-  a.help = std::move(help);
-  a.choices = std::move(keywords);
-  a.path = true;
-  return a;
 }
 
 // "n thing" / "n things".
@@ -89,8 +63,8 @@ class ToolbenchWorkload final : public Workload {
                   "task file: a JSON array of MCPToolBench++ records, or one record"),
         path_axis("servers", "${source_dir}/workloads/toolbench/servers.json",
                   "servers config {\"mcpServers\": {...}} with ${workdir}, ${memory_file}, ... placeholders"),
-        {"agent", AxisType::String, {std::string("oracle")}, "agent solving the tasks", agent_names(), {}, {}, false},
-        int_axis("trials", 1, "trials per task (the k of pass@k)", 1, 1000),
+        string_axis("agent", {"oracle"}, "agent solving the tasks", agent_names()),
+        int_axis("trials", {1}, "trials per task (the k of pass@k)", 1, 1000),
         path_axis("fixture", "auto",
                   "fixture folder copied per trial; auto = <dataset dir>/fixture, else the dataset's folder (subfolders)",
                   {"auto"}),
@@ -100,9 +74,9 @@ class ToolbenchWorkload final : public Workload {
         path_axis("memory_seed", "auto",
                   "memory-server seed copied to ${memory_file} per trial; auto = memory_seed.jsonl beside the dataset; none",
                   {"auto", "none"}),
-        int_axis("call_timeout_ms", 30000, "timeout of each MCP request (ms)", 1, 3'600'000),
-        int_axis("max_steps", 8, "tool calls an agent may make per task trial", 1, 1000),
-        int_axis("limit", 0, "only the first N records of the task file (0 = all)", 0, 10'000'000),
+        int_axis("call_timeout_ms", {30000}, "timeout of each MCP request (ms)", 1, 3'600'000),
+        int_axis("max_steps", {8}, "tool calls an agent may make per task trial", 1, 1000),
+        int_axis("limit", {0}, "only the first N records of the task file (0 = all)", 0, 10'000'000),
     };
     w.metrics = {
         {"pass_at_1", "ratio", Better::Higher, "mean over tasks of the unbiased pass@1 (Chen et al. 2021)"},

@@ -1,0 +1,88 @@
+#include "backends/comm/communicator.hpp"
+
+#include <cstdlib>
+
+#include "backends/comm/local_communicator.hpp"
+#include "backends/comm/mpi_communicator.hpp"
+#ifdef MLSB_HAVE_NCCL
+#include "backends/comm/nccl_communicator.hpp"
+#endif
+
+namespace mlsb::comm {
+
+size_t elem_size(ElemType t) {
+  switch (t) {
+    case ElemType::U8: return 1;
+    case ElemType::I32: return 4;
+    case ElemType::I64: return 8;
+    case ElemType::F32: return 4;
+    case ElemType::F64: return 8;
+    case ElemType::F16: return 2;
+    case ElemType::BF16: return 2;
+  }
+  throw std::invalid_argument("elem_size: unknown element type");
+}
+
+std::string_view to_string(ElemType t) {
+  switch (t) {
+    case ElemType::U8: return "u8";
+    case ElemType::I32: return "i32";
+    case ElemType::I64: return "i64";
+    case ElemType::F32: return "f32";
+    case ElemType::F64: return "f64";
+    case ElemType::F16: return "f16";
+    case ElemType::BF16: return "bf16";
+  }
+  return "?";
+}
+
+std::vector<uint64_t> Communicator::allgather_host_u64(uint64_t value) {
+  if (device_buffers())
+    throw CommError(name() + ": expect_same needs a host path this communicator does not provide");
+  std::vector<uint64_t> all(static_cast<size_t>(size()));
+  allgather(&value, all.data(), 1, ElemType::I64);
+  return all;
+}
+
+void Communicator::expect_same(std::string_view what, uint64_t value) {
+  const std::vector<uint64_t> all = allgather_host_u64(value);
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r] != value)
+      throw CommError(name() + " expect_same: " + std::string(what) + " differs across ranks: rank " +
+                      std::to_string(rank()) + " has " + std::to_string(value) + ", rank " + std::to_string(r) +
+                      " has " + std::to_string(all[r]));
+}
+
+std::unique_ptr<Communicator> Communicator::make_duplicate() {
+  throw CommError(name() + ": this communicator cannot be duplicated");
+}
+
+std::string resolve_comm_kind(std::string_view kind) {
+  if (kind == "local" || kind == "mpi" || kind == "nccl") return std::string(kind);
+  if (kind != "auto")
+    throw std::invalid_argument("comm: '" + std::string(kind) + "' is not auto, local, mpi or nccl");
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (std::getenv(var)) return "mpi";
+  return "local";
+}
+
+std::unique_ptr<Communicator> make_communicator(std::string_view kind) {
+  const std::string k = resolve_comm_kind(kind);
+  if (k == "local") return make_local_communicator();
+  if (k == "mpi") return make_mpi_communicator();
+#ifdef MLSB_HAVE_NCCL
+  // The bootstrap lives as long as the process: the nccl communicator may keep using it.
+  static const std::unique_ptr<Communicator> bootstrap = make_mpi_communicator();
+  return make_nccl_communicator(*bootstrap);
+#else
+  throw CommError("nccl: built without CUDA/NCCL");
+#endif
+}
+
+std::unique_ptr<Communicator> duplicate(Communicator& parent) {
+  auto copy = parent.make_duplicate();
+  copy->set_timeout(parent.timeout());
+  return copy;
+}
+
+}  // namespace mlsb::comm

@@ -1,0 +1,319 @@
+#include "backends/comm/nccl_communicator.hpp"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace mlsb::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ncclDataType_t nccl_type(ElemType t) {
+  switch (t) {
+    case ElemType::U8: return ncclUint8;
+    case ElemType::I32: return ncclInt32;
+    case ElemType::I64: return ncclInt64;
+    case ElemType::F32: return ncclFloat32;
+    case ElemType::F64: return ncclFloat64;
+    case ElemType::F16: return ncclFloat16;
+    case ElemType::BF16: return ncclBfloat16;
+  }
+  throw CommError("nccl: unknown element type");
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Min: return ncclMin;
+  }
+  throw CommError("nccl: unknown reduction");
+}
+
+/// The node-local rank from the launcher (Open MPI, Slurm), else the global rank.
+int local_rank(int rank) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return rank;
+}
+
+/// What rank 0 broadcasts: whether it got an id, and the id.
+struct Bootstrap {
+  int32_t ok = 0;
+  ncclUniqueId id{};
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  explicit NcclCommunicator(Communicator& boot) : boot_(boot) {
+    timeout_s_ = boot.timeout();
+    rank_ = boot.rank();
+    size_ = boot.size();
+    int devices = 0;
+    if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      throw CommError(std::string("nccl: no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "none visible") + ")");
+    }
+    device_ = local_rank(rank_) % devices;
+    try {
+      init();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  ~NcclCommunicator() override { release(); }
+
+  void init() {
+    cuda("cudaSetDevice", cudaSetDevice(device_));
+    Bootstrap b;
+    if (rank_ == 0) b.ok = ncclGetUniqueId(&b.id) == ncclSuccess;
+    boot_.broadcast(&b, sizeof b, ElemType::U8, 0);
+    if (!b.ok) throw CommError("nccl: rank 0 could not create an ncclUniqueId");
+    cuda("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cuda("cudaMalloc", cudaMalloc(&scratch_, 16));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;  // every call returns at once; completion is polled under the deadline
+    const ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, b.id, rank_, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      comm_ = nullptr;
+      throw CommError(std::string("nccl init: ") + ncclGetErrorString(r));
+    }
+    wait("init", ncclInProgress, false);
+  }
+
+  std::string name() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool device_buffers() const override { return true; }
+
+  void barrier() override {
+    begin("barrier");
+    wait("barrier", ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, stream_));
+  }
+
+  void allreduce(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) override {
+    begin("allreduce");
+    wait("allreduce", ncclAllReduce(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream_));
+  }
+
+  void allgather(const void* send, void* recv, size_t count, ElemType type) override {
+    begin("allgather");
+    wait("allgather", ncclAllGather(send, recv, count, nccl_type(type), comm_, stream_));
+  }
+
+  void allgatherv(const void* send, size_t send_bytes, void* recv, std::span<const size_t> recv_bytes) override {
+    begin("allgatherv");
+    check_peers("allgatherv", recv_bytes);
+    if (send_bytes != recv_bytes[rank_])
+      throw CommError("nccl allgatherv: rank " + std::to_string(rank_) + " sends " + std::to_string(send_bytes) +
+                      " bytes but recv_bytes says " + std::to_string(recv_bytes[rank_]));
+    auto* out = static_cast<uint8_t*>(recv);
+    size_t off = 0;
+    ncclGroupStart();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) {
+        if (send_bytes && out + off != send) copy(out + off, send, send_bytes);
+      } else {
+        if (send_bytes) ncclSend(send, send_bytes, ncclUint8, r, comm_, stream_);
+        if (recv_bytes[r]) ncclRecv(out + off, recv_bytes[r], ncclUint8, r, comm_, stream_);
+      }
+      off += recv_bytes[r];
+    }
+    wait("allgatherv", ncclGroupEnd());
+  }
+
+  void reduce_scatter(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) override {
+    begin("reduce_scatter");
+    wait("reduce_scatter", ncclReduceScatter(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream_));
+  }
+
+  void alltoall(const void* send, void* recv, size_t count, ElemType type) override {
+    begin("alltoall");
+    const size_t bytes = count * elem_size(type);
+    std::vector<size_t> each(static_cast<size_t>(size_), bytes);
+    exchange("alltoall", send, each, recv, each);
+  }
+
+  void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                 std::span<const size_t> recv_bytes) override {
+    begin("alltoallv");
+    check_peers("alltoallv", send_bytes);
+    check_peers("alltoallv", recv_bytes);
+    if (send_bytes[rank_] != recv_bytes[rank_])
+      throw CommError("nccl alltoallv: rank " + std::to_string(rank_) + " sends itself " +
+                      std::to_string(send_bytes[rank_]) + " bytes but expects " + std::to_string(recv_bytes[rank_]));
+    exchange("alltoallv", send, send_bytes, recv, recv_bytes);
+  }
+
+  void broadcast(void* buf, size_t count, ElemType type, int root) override {
+    begin("broadcast");
+    check_rank("broadcast root", root);
+    wait("broadcast", ncclBroadcast(buf, buf, count, nccl_type(type), root, comm_, stream_));
+  }
+
+  void sendrecv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes, int src) override {
+    begin("sendrecv");
+    check_rank("sendrecv dst", dst);
+    check_rank("sendrecv src", src);
+    if (dst == rank_ && src == rank_) {
+      if (send_bytes != recv_bytes)
+        throw CommError("nccl sendrecv: rank " + std::to_string(rank_) + " sends itself " + std::to_string(send_bytes) +
+                        " bytes but expects " + std::to_string(recv_bytes));
+      if (send_bytes && recv != send) copy(recv, send, send_bytes);
+      wait("sendrecv", ncclSuccess);
+      return;
+    }
+    ncclGroupStart();
+    if (send_bytes) ncclSend(send, send_bytes, ncclUint8, dst, comm_, stream_);
+    if (recv_bytes) ncclRecv(recv, recv_bytes, ncclUint8, src, comm_, stream_);
+    wait("sendrecv", ncclGroupEnd());
+  }
+
+  std::unique_ptr<Communicator> make_duplicate() override { return make_nccl_communicator(boot_); }
+
+ protected:
+  std::vector<uint64_t> allgather_host_u64(uint64_t value) override {
+    std::vector<uint64_t> all(static_cast<size_t>(size_));
+    boot_.allgather(&value, all.data(), 1, ElemType::I64);
+    return all;
+  }
+
+ private:
+  void cuda(const char* what, cudaError_t e) {
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw CommError(std::string("nccl: ") + what + ": " + cudaGetErrorString(e));
+    }
+  }
+
+  /// Every collective starts here: refuses a broken communicator and selects this rank's GPU.
+  void begin(const char* what) {
+    if (!broken_.empty()) throw CommError("nccl " + std::string(what) + ": communicator unusable (" + broken_ + ")");
+    cuda("cudaSetDevice", cudaSetDevice(device_));
+  }
+
+  void check_rank(const char* what, int r) const {
+    if (r < 0 || r >= size_)
+      throw CommError("nccl: " + std::string(what) + " " + std::to_string(r) + " is not a rank of " + std::to_string(size_));
+  }
+  void check_peers(const char* what, std::span<const size_t> bytes) const {
+    if (bytes.size() != static_cast<size_t>(size_))
+      throw CommError("nccl " + std::string(what) + ": " + std::to_string(bytes.size()) + " byte counts for " +
+                      std::to_string(size_) + " ranks");
+  }
+
+  void copy(void* dst, const void* src, size_t bytes) {
+    cuda("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  /// Grouped point-to-point exchange: send_bytes[r] from the prefix offset of send go to rank r,
+  /// recv_bytes[r] from rank r land at the prefix offset of recv; the own block is a device copy.
+  void exchange(const char* what, const void* send, std::span<const size_t> send_bytes, void* recv,
+                std::span<const size_t> recv_bytes) {
+    const auto* in = static_cast<const uint8_t*>(send);
+    auto* out = static_cast<uint8_t*>(recv);
+    size_t so = 0, ro = 0;
+    ncclGroupStart();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) {
+        if (send_bytes[r]) copy(out + ro, in + so, send_bytes[r]);
+      } else {
+        if (send_bytes[r]) ncclSend(in + so, send_bytes[r], ncclUint8, r, comm_, stream_);
+        if (recv_bytes[r]) ncclRecv(out + ro, recv_bytes[r], ncclUint8, r, comm_, stream_);
+      }
+      so += send_bytes[r];
+      ro += recv_bytes[r];
+    }
+    wait(what, ncclGroupEnd());
+  }
+
+  /// Polls until the enqueued work is done (stream drained when `stream` is set), the library reports
+  /// an error, the case is cancelled, or the timeout passes; the last three abort the communicator.
+  void wait(const char* what, ncclResult_t launched, bool stream = true) {
+    if (launched != ncclSuccess && launched != ncclInProgress) fail(what, ncclGetErrorString(launched), false);
+    const auto start = Clock::now();
+    for (long polls = 0;; ++polls) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) fail(what, "ncclCommGetAsyncError failed", false);
+      if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclGetErrorString(state), false);
+      if (state == ncclSuccess) {
+        if (!stream) return;
+        const cudaError_t q = cudaStreamQuery(stream_);
+        if (q == cudaSuccess) return;
+        if (q != cudaErrorNotReady) {
+          cudaGetLastError();
+          fail(what, cudaGetErrorString(q), false);
+        }
+      }
+      if (cancelled()) fail(what, "cancelled", false);
+      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+      if (waited > timeout_s_)
+        fail(what, "rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_s_) +
+                       " s for the other ranks (timeout)", true);
+      if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 1 : 100));
+    }
+  }
+
+  [[noreturn]] void fail(const char* what, const std::string& why, bool timeout) {
+    broken_ = std::string(what) + ": " + why;
+    if (comm_) {
+      ncclCommAbort(comm_);  // stops kernels waiting for peers, so the stream drains
+      comm_ = nullptr;
+    }
+    const std::string msg = "nccl " + broken_;
+    if (timeout) throw CommTimeout(msg);
+    throw CommError(msg);
+  }
+
+  /// Finalises (a healthy communicator, within 10 s) or aborts the NCCL communicator; frees the rest.
+  void release() {
+    cudaSetDevice(device_);
+    if (comm_) {
+      const ncclResult_t f = broken_.empty() ? ncclCommFinalize(comm_) : ncclInternalError;
+      if ((f == ncclSuccess || f == ncclInProgress) && settle(10.0))
+        ncclCommDestroy(comm_);
+      else
+        ncclCommAbort(comm_);
+      comm_ = nullptr;
+    }
+    if (scratch_) cudaFree(scratch_);
+    if (stream_) cudaStreamDestroy(stream_);
+    scratch_ = nullptr;
+    stream_ = nullptr;
+  }
+
+  /// Polls a non-blocking finalize to completion within `seconds`; false on error or timeout.
+  bool settle(double seconds) {
+    const auto start = Clock::now();
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return false;
+      if (state == ncclSuccess) return true;
+      if (state != ncclInProgress) return false;
+      if (std::chrono::duration<double>(Clock::now() - start).count() > seconds) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  Communicator& boot_;
+  int rank_ = 0, size_ = 1, device_ = 0;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  void* scratch_ = nullptr;
+  std::string broken_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& mpi_bootstrap) {
+  return std::make_unique<NcclCommunicator>(mpi_bootstrap);
+}
+
+}  // namespace mlsb::comm

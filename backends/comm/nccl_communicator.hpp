@@ -1,0 +1,20 @@
+#pragma once
+// The NCCL communicator: one GPU per rank, bootstrapped over an MPI communicator. Collective buffers are
+// device memory (device_buffers() is true); host values (expect_same) travel over the bootstrap.
+#include <memory>
+
+#include "backends/comm/communicator.hpp"
+
+namespace mlsb::comm {
+
+/// Creates an NCCL communicator over the ranks of `mpi_bootstrap` (a collective: every rank calls it).
+/// Rank r uses GPU (OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID, else r) modulo the visible device
+/// count and its own non-blocking CUDA stream; the ncclUniqueId is broadcast over the bootstrap, which
+/// must outlive the communicator (expect_same and duplicates use it). Initialisation and every
+/// collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError) under the timeout; a
+/// timeout or a cancellation aborts the NCCL communicator (ncclCommAbort) and throws CommTimeout /
+/// CommError, after which the communicator refuses further calls. One rank on one GPU works (the
+/// collectives degenerate to copies). Throws CommError when there is no usable GPU or NCCL fails.
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& mpi_bootstrap);
+
+}  // namespace mlsb::comm

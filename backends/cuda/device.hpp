@@ -1,0 +1,42 @@
+#pragma once
+// The cuda device backend: whether a GPU can run kernels here, and the peak numbers of known GPUs
+// (for MFU and bandwidth utilisation).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlsb::cuda {
+
+/// Peak numbers of one GPU model, from NVIDIA's datasheets (dense, i.e. without 2:4 sparsity):
+///   A100 SXM4 80GB: 312 TFLOP/s bf16, 2039 GB/s HBM2e  (NVIDIA A100 Tensor Core GPU datasheet, 2022)
+///   H100 SXM5:      989 TFLOP/s bf16, 3350 GB/s HBM3   (NVIDIA H100 Tensor Core GPU datasheet; the
+///                   sheet's 1979 TFLOP/s is with sparsity)
+///   H200 SXM:       989 TFLOP/s bf16, 4800 GB/s HBM3e  (NVIDIA H200 Tensor Core GPU datasheet, 2024;
+///                   1979 with sparsity)
+///   B200 (HGX):    2250 TFLOP/s bf16, 8000 GB/s HBM3e  (NVIDIA HGX B200 / DGX B200 datasheets: 4.5
+///                   PFLOP/s bf16 with sparsity per GPU)
+/// GB are 10^9 bytes, TFLOP/s 10^12 floating-point operations per second.
+struct DeviceSpec {
+  std::string model;          ///< e.g. "H200 SXM"
+  double peak_bf16_tflops;    ///< dense bf16 tensor-core peak
+  double hbm_gbps;            ///< memory bandwidth, GB/s
+};
+
+/// All models of the table.
+const std::vector<DeviceSpec>& device_table();
+
+/// The table entry for a device name as CUDA reports it ("NVIDIA H200", "NVIDIA A100-SXM4-80GB",
+/// "NVIDIA H100 80GB HBM3", "NVIDIA B200"); nullopt for other models (PCIe and NVL variants, whose
+/// peaks differ, included).
+std::optional<DeviceSpec> lookup_device(std::string_view cuda_name);
+
+/// True when this build has CUDA and a device can run kernels. Otherwise false, and `why` (when
+/// given) says why: "built without CUDA", "no CUDA device (CUDA driver version is insufficient)", ...
+/// Never throws; never needs a driver to answer. The answer is computed once per process.
+bool cuda_available(std::string* why = nullptr);
+
+/// Names of the visible CUDA devices (ordinal order); empty when cuda_available() is false.
+std::vector<std::string> device_names();
+
+}  // namespace mlsb::cuda

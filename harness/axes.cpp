@@ -1,0 +1,50 @@
+#include "harness/axes.hpp"
+
+#include "harness/suite.hpp"
+
+namespace mlsb {
+
+Axis int_axis(std::string name, std::vector<int64_t> defaults, std::string help, double min, double max) {
+  Axis a;
+  a.name = std::move(name);
+  a.type = AxisType::Int;
+  a.defaults.assign(defaults.begin(), defaults.end());
+  a.help = std::move(help);
+  a.min = min;
+  a.max = max;
+  return a;
+}
+
+Axis float_axis(std::string name, std::vector<double> defaults, std::string help, double min, double max) {
+  Axis a;
+  a.name = std::move(name);
+  a.type = AxisType::Float;
+  a.defaults.assign(defaults.begin(), defaults.end());
+  a.help = std::move(help);
+  a.min = min;
+  a.max = max;
+  return a;
+}
+
+Axis string_axis(std::string name, std::vector<std::string> defaults, std::string help,
+                 std::vector<std::string> choices) {
+  Axis a;
+  a.name = std::move(name);
+  a.type = AxisType::String;
+  a.defaults.assign(defaults.begin(), defaults.end());
+  a.help = std::move(help);
+  a.choices = std::move(choices);
+  return a;
+}
+
+Axis path_axis(std::string name, std::string def, std::string help, std::vector<std::string> keywords) {
+  Axis a = string_axis(std::move(name), {std::move(def)}, std::move(help), std::move(keywords));
+  a.path = true;
+  return a;
+}
+
+std::filesystem::path input_path(const State& state, const char* axis) {
+  return expand_placeholders(state.get_string(axis));
+}
+
+}  // namespace mlsb

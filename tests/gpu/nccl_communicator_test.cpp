@@ -1,0 +1,82 @@
+// The nccl communicator on one rank and one GPU (bootstrapped over the local communicator): every
+// collective on device buffers. Skips where there is no GPU or no NCCL in the build.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device.hpp"
+
+#ifdef MLSB_HAVE_NCCL
+#include <cuda_runtime_api.h>
+
+#include "backends/comm/local_communicator.hpp"
+#include "backends/comm/nccl_communicator.hpp"
+#endif
+
+namespace mlsb::comm {
+namespace {
+
+#ifdef MLSB_HAVE_NCCL
+
+/// A device copy of host values, read back with host().
+template <typename T>
+struct Dev {
+  T* p = nullptr;
+  size_t n;
+  explicit Dev(const std::vector<T>& v) : n(v.size()) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T) + 1), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Dev() { cudaFree(p); }
+  std::vector<T> host() const {
+    std::vector<T> v(n);
+    EXPECT_EQ(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+};
+
+TEST(GpuNccl, OneRankCollectivesOnDeviceBuffers) {
+  std::string why;
+  if (!cuda::cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  auto boot = make_local_communicator();
+  auto nccl = make_nccl_communicator(*boot);
+  ASSERT_EQ(nccl->name(), "nccl");
+  EXPECT_TRUE(nccl->device_buffers());
+  EXPECT_EQ(nccl->size(), 1);
+  const std::vector<float> v = {1, -2, 3.5f, 4};
+  Dev<float> a(v), b(std::vector<float>(4, 0));
+  nccl->allreduce(a.p, b.p, 4, ElemType::F32, ReduceOp::Sum);
+  EXPECT_EQ(b.host(), v);
+  nccl->allgather(a.p, b.p, 4, ElemType::F32);
+  EXPECT_EQ(b.host(), v);
+  nccl->reduce_scatter(a.p, b.p, 4, ElemType::F32, ReduceOp::Max);
+  EXPECT_EQ(b.host(), v);
+  nccl->alltoall(a.p, b.p, 4, ElemType::F32);
+  EXPECT_EQ(b.host(), v);
+  nccl->broadcast(a.p, 4, ElemType::F32, 0);
+  EXPECT_EQ(a.host(), v);
+  const size_t bytes[] = {16};
+  nccl->allgatherv(a.p, 16, b.p, bytes);
+  EXPECT_EQ(b.host(), v);
+  nccl->alltoallv(a.p, bytes, b.p, bytes);
+  EXPECT_EQ(b.host(), v);
+  nccl->sendrecv(a.p, 16, 0, b.p, 16, 0);
+  EXPECT_EQ(b.host(), v);
+  nccl->barrier();
+  nccl->expect_same("size", 42);
+  EXPECT_THROW(nccl->broadcast(a.p, 4, ElemType::F32, 1), CommError);
+  EXPECT_THROW(nccl->sendrecv(a.p, 16, 0, b.p, 8, 0), CommError);
+  auto dup = duplicate(*nccl);
+  dup->allreduce(a.p, b.p, 4, ElemType::F32, ReduceOp::Min);
+  EXPECT_EQ(b.host(), v);
+}
+
+#else
+
+TEST(GpuNccl, OneRankCollectivesOnDeviceBuffers) { GTEST_SKIP() << "built without NCCL"; }
+
+#endif
+
+}  // namespace
+}  // namespace mlsb::comm

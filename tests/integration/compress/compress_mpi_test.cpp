@@ -1,0 +1,66 @@
+// Compressed collectives on 4 real Open MPI ranks: every collective with a lossless and a lossy codec,
+// ring and linear allreduce; verify() checks each against the uncompressed collective (bit-exact for
+// lossless), so an ok case is a correct one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "reports/store.hpp"
+#include "support/test_support.hpp"
+
+namespace mlsb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string mpirun(int ranks) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+         "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe ";
+}
+
+void skip_without_mpirun() {
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed (scripts/setup-deps)";
+}
+
+TEST(CompressMpi, EveryCollectiveAndCodecFamilyOnFourRanks) {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const auto r = test::run_shell(mpirun(4) + quote(test::binary()) + " run compress-collectives -p elements=65536 "
+                                 "--repetitions 2 --db " + quote(dir / "r.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  reports::Store store((dir / "r.db").string(), /*read_only=*/true);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u) << "only rank 0 writes the store";
+  const auto run = store.load_run(runs[0].id);
+  EXPECT_EQ(run.cases.size(), 18u);
+  std::set<std::string> collectives;
+  for (const auto& c : run.cases) {
+    EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    EXPECT_EQ(c.comm, "mpi");
+    EXPECT_EQ(c.ranks, 4);
+    collectives.insert(c.params["collective"].get<std::string>());
+    for (const auto& s : c.summaries)
+      if (s.metric == "busbw_gbps") EXPECT_GT(s.stats.median, 0) << c.params_key;
+  }
+  EXPECT_EQ(collectives.size(), 5u);
+}
+
+TEST(CompressMpi, RanksWithDifferentInputsStopWithAnErrorInsteadOfHanging) {
+  skip_without_mpirun();
+  test::TempDir dir;
+  // Each rank asks for another element count, so the ranks disagree (on the case, or on its sizes).
+  const auto r = test::run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun -n 2 --oversubscribe sh -c '" +
+      test::binary().string() + " run compress -p mode=collective -p codec=exponent " +
+      "-p elements=$((1000 + OMPI_COMM_WORLD_RANK)) --repetitions 1 --db " + (dir / "r.db").string() + "'");
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.exit_code, 124) << "timed out: a rank hung";
+  EXPECT_THAT(r.out + r.err, ::testing::HasSubstr("rank"));
+}
+
+}  // namespace
+}  // namespace mlsb

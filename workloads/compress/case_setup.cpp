@@ -1,0 +1,55 @@
+#include <cmath>
+#include <limits>
+
+#include "harness/axes.hpp"
+#include "workloads/compress/inputs.hpp"
+#include "workloads/compress/modes.hpp"
+
+namespace mlsb::compress {
+
+CodecConfig codec_config(const State& state) {
+  CodecConfig c;
+  c.name = state.get_string("codec");
+  c.level = static_cast<int>(state.get_int("level"));
+  c.block = state.get_int("block");
+  c.density = state.get_float("density");
+  c.rank = static_cast<int>(state.get_int("rank"));
+  c.error_feedback = state.get_int("error_feedback") != 0;
+  c.threads = static_cast<int>(state.get_int("threads"));
+  c.seed = state.seed();
+  return c;
+}
+
+Tensor case_input(State& state, int rank) {
+  const DType dtype = parse_dtype(state.get_string("dtype"));
+  if (state.get_string("tensor_file") == "none") {
+    const uint64_t seed = splitmix64(state.seed() + 0x51ed270b27b5a3c1ULL * static_cast<uint64_t>(rank));
+    Tensor t = generate(state.get_string("distribution"), dtype, state.get_int("elements"),
+                        state.get_float("sigma"), seed);
+    t.name = state.get_string("distribution");
+    return t;
+  }
+  const auto file = input_path(state, "tensor_file");
+  Tensor t = load_tensor(file, state.get_string("tensor"));
+  if (t.dtype != dtype) {
+    state.warn("tensor '" + t.name + "' of " + file.string() + " is " + std::string(to_string(t.dtype)) +
+               "; converted to " + std::string(to_string(dtype)) + " (the dtype axis)");
+    std::vector<float> wide(static_cast<size_t>(t.count()));
+    to_float(t.view(), wide);
+    Tensor c{t.name, dtype, t.shape, std::vector<uint8_t>(wide.size() * dtype_size(dtype))};
+    from_float(wide, c.mutable_view());
+    t = std::move(c);
+  }
+  return t;
+}
+
+double lossy_error_bound(std::string_view codec) {
+  if (codec == "cast-bf16") return 1.0 / 256;   // 8 significant bits: relative error <= 2^-9 per element
+  if (codec == "cast-fp16") return 1.0 / 1024;  // 11 significant bits, scaled into range
+  if (codec == "int8-block") return 0.05;
+  if (codec == "fp8-e4m3") return 0.1;
+  if (codec == "fp8-e5m2") return 0.2;
+  return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace mlsb::compress

@@ -1,0 +1,169 @@
+// Mode `codec`: one codec's round trip on one tensor, on the CPU or (backend cuda) on the GPU.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "backends/comm/communicator.hpp"
+#include "workloads/compress/error_metrics.hpp"
+#include "workloads/compress/exponent.hpp"
+#include "workloads/compress/gpu_codecs.hpp"
+#include "workloads/compress/link_model.hpp"
+#include "workloads/compress/modes.hpp"
+
+namespace mlsb::compress {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Metrics a ratio or speed cannot be computed for (an empty tensor) are not recorded.
+void record_if_finite(State& state, std::string_view metric, double value) {
+  if (std::isfinite(value)) state.record(metric, value);
+}
+
+// The first element whose bytes differ, for a failure message.
+std::string first_difference(const Tensor& a, const std::vector<uint8_t>& b) {
+  const size_t es = dtype_size(a.dtype);
+  for (int64_t i = 0; i < a.count(); ++i)
+    if (std::memcmp(a.data.data() + i * es, b.data() + i * es, es) != 0) {
+      uint64_t x = 0, y = 0;
+      std::memcpy(&x, a.data.data() + i * es, es);
+      std::memcpy(&y, b.data() + i * es, es);
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "element %lld: 0x%llx decoded as 0x%llx", static_cast<long long>(i),
+                    static_cast<unsigned long long>(x), static_cast<unsigned long long>(y));
+      return buf;
+    }
+  return "sizes differ";
+}
+
+bool all_finite(const Tensor& t) {
+  for (int64_t i = 0; i < t.count(); ++i)
+    if (!std::isfinite(load_float(t.data.data(), t.dtype, i))) return false;
+  return true;
+}
+
+class CodecBench final : public ModeBench {
+ public:
+  void setup(State& state) override {
+    config_ = codec_config(state);
+    input_ = case_input(state, state.comm().rank());
+    link_gbps_ = state.get_float("link_gbps");
+    gpu_ = state.backend() == "cuda";
+    if (gpu_) {
+      std::string why;
+      if (!gpu::has_gpu_path(config_.name)) state.skip("codec " + config_.name + " has no CUDA path");
+      if (!gpu::available(&why)) state.skip("cuda: " + why);
+    }
+    codec_ = make_codec(config_);
+    stream_.resize(codec_->max_compressed_bytes(input_.view()));
+    decoded_.assign(input_.data.size(), 0);
+    if (codec_->lossless()) ideal_ = exponent_ideal_ratio(input_.view());
+    finite_ = all_finite(input_);
+    ef_ = !codec_->lossless() && config_.error_feedback &&
+          (config_.name == "topk" || config_.name == "randomk" || config_.name == "powersgd");
+    ef_sum_.assign(ef_ ? static_cast<size_t>(input_.count()) : 0, 0.0);
+    ef_steps_ = 0;
+  }
+
+  void sample(State& state) override {
+    const TensorView in = input_.view();
+    double tc = 0, td = 0;
+    if (gpu_) {
+      gpu::RoundTrip rt = gpu::round_trip(config_, in);
+      tc = rt.compress_ms / 1e3;
+      td = rt.decompress_ms / 1e3;
+      stream_size_ = rt.stream.size();
+      gpu_stream_ = std::move(rt.stream);
+      decoded_ = std::move(rt.decoded);
+    } else {
+      auto t0 = Clock::now();
+      stream_size_ = codec_->compress(in, stream_);
+      tc = seconds_since(t0);
+      t0 = Clock::now();
+      codec_->decompress({stream_.data(), stream_size_}, {decoded_.data(), in.count, in.dtype});
+      td = seconds_since(t0);
+    }
+    const double bytes = static_cast<double>(in.bytes());
+    const double ratio = bytes / static_cast<double>(stream_size_);
+    state.record("time_ms", (tc + td) * 1e3);
+    record_if_finite(state, "compress_gbps", bytes / tc / 1e9);
+    record_if_finite(state, "decompress_gbps", bytes / td / 1e9);
+    record_if_finite(state, "ratio", ratio);
+    record_if_finite(state, "bits_per_element", 8.0 * static_cast<double>(stream_size_) / static_cast<double>(in.count));
+    record_if_finite(state, "break_even_gbps", break_even_gbps(bytes, ratio, tc, td));
+    if (codec_->lossless()) {
+      state.record("ideal_ratio", ideal_);
+      record_if_finite(state, "ratio_vs_ideal", ratio / ideal_);
+    } else {
+      const TensorView dec{decoded_.data(), in.count, in.dtype, {}};
+      const ErrorMetrics e = compare_tensors(in, dec);
+      last_error_ = e.rel_l2;
+      record_if_finite(state, "rel_l2_error", e.rel_l2);
+      record_if_finite(state, "max_abs_error", e.max_abs);
+      record_if_finite(state, "snr_db", std::min(e.snr_db, 300.0));
+      if (ef_) record_ef(state, in, dec);
+    }
+    if (link_gbps_ > 0) {
+      const double model = modelled_step_s(tc, static_cast<double>(stream_size_), td, link_gbps_);
+      state.record("model_time_ms", model * 1e3);
+      record_if_finite(state, "model_speedup", transfer_s(bytes, link_gbps_) / model);
+    }
+  }
+
+  void verify(State& state) override {
+    if (codec_->lossless()) {
+      if (std::memcmp(decoded_.data(), input_.data.data(), input_.data.size()) != 0)
+        state.fail("lossless round trip differs: " + first_difference(input_, decoded_));
+    } else if (finite_ && input_.count() > 0 && !(last_error_ <= lossy_error_bound(config_.name))) {
+      state.fail("relative L2 error " + std::to_string(last_error_) + " exceeds the bound " +
+                 std::to_string(lossy_error_bound(config_.name)) + " of " + config_.name);
+    }
+    if (gpu_) cross_check(state);
+  }
+
+ private:
+  // Error feedback: the sum of T decoded steps of the same tensor approaches T x.
+  void record_ef(State& state, TensorView in, TensorView dec) {
+    ++ef_steps_;
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < in.count; ++i) {
+      const double x = load_float(in.data, in.dtype, i);
+      if (!std::isfinite(x)) continue;
+      ef_sum_[static_cast<size_t>(i)] += load_float(dec.data, dec.dtype, i);
+      const double d = ef_sum_[static_cast<size_t>(i)] - ef_steps_ * x;
+      num += d * d;
+      den += ef_steps_ * x * ef_steps_ * x;
+    }
+    if (den > 0) state.record("ef_rel_l2_error", std::sqrt(num / den));
+  }
+
+  // The CPU codec is the oracle of the GPU one: it decodes the GPU's stream to the same bytes.
+  void cross_check(State& state) {
+    std::vector<uint8_t> cpu(input_.data.size());
+    try {
+      codec_->decompress(gpu_stream_, {cpu.data(), input_.count(), input_.dtype});
+    } catch (const CodecError& e) {
+      state.fail(std::string("the CPU decoder rejects the GPU stream: ") + e.what());
+    }
+    if (cpu != decoded_) state.fail("the CPU decode of the GPU stream differs from the GPU decode");
+  }
+
+  CodecConfig config_;
+  Tensor input_;
+  std::unique_ptr<Codec> codec_;
+  std::vector<uint8_t> stream_, decoded_, gpu_stream_;
+  size_t stream_size_ = 0;
+  double ideal_ = 1, link_gbps_ = 0, last_error_ = 0;
+  bool gpu_ = false, finite_ = true, ef_ = false;
+  std::vector<double> ef_sum_;
+  int64_t ef_steps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ModeBench> make_codec_bench() { return std::make_unique<CodecBench>(); }
+
+}  // namespace mlsb::compress

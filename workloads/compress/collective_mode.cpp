@@ -1,0 +1,149 @@
+// Mode `collective`: a collective with the codec in the loop, timed beside the communicator's own
+// uncompressed collective on the same data in the same sample (nccl-tests' algbw/busbw definitions).
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "backends/comm/bandwidth.hpp"
+#include "backends/comm/communicator.hpp"
+#include "workloads/compress/collectives/compressed_collective.hpp"
+#include "workloads/compress/error_metrics.hpp"
+#include "workloads/compress/link_model.hpp"
+#include "workloads/compress/modes.hpp"
+
+namespace mlsb::compress {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timed {
+  CollectiveStats stats;
+  double seconds = 0;  // this rank's wall time of the collective
+};
+
+class CollectiveBench final : public ModeBench {
+ public:
+  void setup(State& state) override {
+    comm_ = &state.comm();
+    if (comm_->device_buffers())
+      state.skip("the compress workload's collectives use host buffers; on nccl run codec none through "
+                 "mode=collective is not wired yet (use --comm mpi)");
+    const int n = comm_->size();
+    op_ = comm::parse_collective(state.get_string("collective"));
+    config_ = codec_config(state);
+    const std::string algo = state.get_string("algorithm");
+    algorithm_ = algo == "auto" ? default_algorithm(op_, config_.name) : parse_algorithm(algo);
+    try {
+      measured_ = std::make_unique<CompressedCollective>(*comm_, op_, algorithm_, config_);
+    } catch (const std::invalid_argument& e) {
+      state.skip(e.what());
+    }
+    baseline_ = std::make_unique<CompressedCollective>(*comm_, op_, Algorithm::Native, CodecConfig{"none"});
+    input_ = case_input(state, comm_->rank());
+    if ((op_ == comm::Collective::ReduceScatter || op_ == comm::Collective::AllToAll) && input_.count() % n != 0) {
+      const int64_t keep = input_.count() / n * n;
+      state.warn(std::to_string(input_.count()) + " elements do not split into " + std::to_string(n) +
+                 " blocks; using the first " + std::to_string(keep));
+      input_.data.resize(static_cast<size_t>(keep) * dtype_size(input_.dtype));
+      input_.shape = {keep};
+    }
+    comm_->expect_same("elements per rank", static_cast<uint64_t>(input_.count()));
+    comm_->expect_same("dtype", static_cast<uint64_t>(input_.dtype));
+    const int64_t out_count = collective_output_count(op_, input_.count(), n);
+    const size_t out_bytes = static_cast<size_t>(out_count) * dtype_size(input_.dtype);
+    out_.assign(out_bytes, 0);
+    ref_.assign(out_bytes, 0);
+    link_gbps_ = state.get_float("link_gbps");
+  }
+
+  void sample(State& state) override {
+    const Timed base = timed(*baseline_, ref_);
+    const Timed meas = timed(*measured_, out_);
+    // The slowest rank defines a collective's time; the codec's share is the slowest rank's too.
+    double v[4] = {base.seconds, meas.seconds, meas.stats.compress_s, meas.stats.decompress_s};
+    comm_->allreduce(v, v, 4, comm::ElemType::F64, comm::ReduceOp::Max);
+    const int n = comm_->size();
+    const double bytes = comm::algbw_bytes(op_, static_cast<double>(input_.data.size()), n);
+    const double algbw = bytes / v[1] / 1e9;
+    state.record("time_ms", v[1] * 1e3);
+    state.record("baseline_time_ms", v[0] * 1e3);
+    state.record("speedup", v[0] / v[1]);
+    state.record("algbw_gbps", algbw);
+    state.record("busbw_gbps", algbw * comm::busbw_factor(op_, n));
+    state.record("compress_ms", v[2] * 1e3);
+    state.record("decompress_ms", v[3] * 1e3);
+    state.record("wire_bytes", meas.stats.wire_bytes);
+    if (meas.stats.wire_bytes > 0) state.record("wire_ratio", base.stats.wire_bytes / meas.stats.wire_bytes);
+    if (!is_lossless(config_.name)) {
+      const ErrorMetrics e = compare_tensors(view(ref_), view(out_));
+      last_error_ = e.rel_l2;
+      if (std::isfinite(e.rel_l2)) state.record("rel_l2_error", e.rel_l2);
+      if (std::isfinite(e.max_abs)) state.record("max_abs_error", e.max_abs);
+      if (std::isfinite(e.snr_db)) state.record("snr_db", std::min(e.snr_db, 300.0));
+    }
+    if (link_gbps_ > 0) {
+      const double model = modelled_step_s(v[2], meas.stats.wire_bytes, v[3], link_gbps_);
+      const double base_model = transfer_s(base.stats.wire_bytes, link_gbps_);
+      state.record("model_time_ms", model * 1e3);
+      state.record("baseline_model_time_ms", base_model * 1e3);
+      if (model > 0) state.record("model_speedup", base_model / model);
+    }
+  }
+
+  // Lossless: the compressed run equals its uncompressed twin (same algorithm, codec none) bit for bit,
+  // and the twin equals the native collective (exactly without arithmetic; within rounding for sums).
+  // Lossy: the error against the native result is within the codec's bound (finite data).
+  void verify(State& state) override {
+    const bool reduces = op_ == comm::Collective::AllReduce || op_ == comm::Collective::ReduceScatter;
+    if (is_lossless(config_.name)) {
+      if (algorithm_ != Algorithm::Native) {
+        CompressedCollective twin(*comm_, op_, algorithm_, CodecConfig{"none"});
+        std::vector<uint8_t> twin_out(out_.size());
+        twin.run(input_.view(), mutable_view(twin_out));
+        if (twin_out != out_) state.fail("the " + config_.name + " result differs from the uncompressed " +
+                                         std::string(to_string(algorithm_)) + " run on the same data");
+        if (!reduces && twin_out != ref_) state.fail("the uncompressed " + std::string(to_string(algorithm_)) +
+                                                     " result differs from the native collective");
+      }
+      if (reduces) {
+        const ErrorMetrics e = compare_tensors(view(ref_), view(out_));
+        const double tol = input_.dtype == DType::F32 ? 1e-5 : 1e-2;
+        if (e.rel_l2 > tol)
+          state.fail("the result differs from the native collective by relative L2 " + std::to_string(e.rel_l2));
+      }
+    } else if (std::isfinite(last_error_) && last_error_ > lossy_error_bound(config_.name) * comm_->size()) {
+      state.fail("relative L2 error " + std::to_string(last_error_) + " exceeds the bound of " + config_.name);
+    }
+  }
+
+ private:
+  Timed timed(CompressedCollective& c, std::vector<uint8_t>& out) {
+    comm_->barrier();
+    const auto t0 = Clock::now();
+    Timed t;
+    t.stats = c.run(input_.view(), mutable_view(out));
+    t.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return t;
+  }
+  TensorView view(const std::vector<uint8_t>& b) const {
+    return {b.data(), static_cast<int64_t>(b.size() / dtype_size(input_.dtype)), input_.dtype, {}};
+  }
+  MutableTensorView mutable_view(std::vector<uint8_t>& b) const {
+    return {b.data(), static_cast<int64_t>(b.size() / dtype_size(input_.dtype)), input_.dtype};
+  }
+
+  comm::Communicator* comm_ = nullptr;
+  comm::Collective op_ = comm::Collective::AllReduce;
+  Algorithm algorithm_ = Algorithm::Native;
+  CodecConfig config_;
+  std::unique_ptr<CompressedCollective> measured_, baseline_;
+  Tensor input_;
+  std::vector<uint8_t> out_, ref_;
+  double link_gbps_ = 0, last_error_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ModeBench> make_collective_bench() { return std::make_unique<CollectiveBench>(); }
+
+}  // namespace mlsb::compress

@@ -1,0 +1,318 @@
+#pragma once
+// Per-element arithmetic of the CUDA codecs, written once for the device and the host: the kernels use
+// it, and a CPU unit test (tests/unit/cuda/) checks it against the CPU codecs bit for bit, so the GPU
+// streams match the CPU streams' rounding without a GPU to test on. Everything is integer bit
+// manipulation or a single IEEE-rounded fp32 operation (division, multiplication, rint, ldexp), which
+// the device computes exactly as the host (nvcc's defaults: -prec-div=true, no flush to zero).
+// Semantics follow workloads/compress/tensor.hpp (conversions), quantize.hpp and exponent.hpp (formats).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define MLSB_HD __host__ __device__ __forceinline__
+#else
+#define MLSB_HD inline
+#endif
+
+namespace mlsb::compress::gpu::math {
+
+MLSB_HD uint32_t f2u(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+MLSB_HD float u2f(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+MLSB_HD bool is_nan_bits(uint32_t x) { return (x & 0x7FFFFFFFu) > 0x7F800000u; }
+MLSB_HD bool is_finite_bits(uint32_t x) { return (x & 0x7F800000u) != 0x7F800000u; }
+
+// ---- 16-bit floats (exact widening; narrowing rounds to nearest even, NaN keeps sign and payload) ----
+
+MLSB_HD float bf16_to_f32(uint16_t h) { return u2f(static_cast<uint32_t>(h) << 16); }
+
+MLSB_HD uint16_t f32_to_bf16(float f) {
+  const uint32_t x = f2u(f);
+  if (is_nan_bits(x)) return static_cast<uint16_t>((x >> 16) | 0x0040u);
+  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+MLSB_HD float fp16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  if (exp == 0x1F) return u2f(sign | 0x7F800000u | (mant << 13));
+  if (exp != 0) return u2f(sign | ((exp + 112u) << 23) | (mant << 13));
+  return u2f(sign | f2u(static_cast<float>(mant) * 0x1p-24f));  // zero or subnormal: exact
+}
+
+/// Rounds a finite magnitude (fp32 bits without the sign) to a small float with M fraction bits and
+/// exponent bias B, round to nearest even; the result may carry into the exponent field (callers
+/// clamp overflow). Normal exponents are >= 1 - B, below them subnormals in steps of 2^(1 - B - M).
+template <int M, int B>
+MLSB_HD uint32_t round_magnitude(uint32_t abs) {
+  const int e = static_cast<int>(abs >> 23) - 127;
+  const uint32_t m = (abs & 0x7FFFFFu) | 0x800000u;
+  uint32_t shift = 23 - M, base = 0;
+  if (e >= 1 - B) {
+    base = static_cast<uint32_t>(e + B - 1) << M;
+  } else {
+    shift += static_cast<uint32_t>(1 - B - e);
+    if (shift > 24) return 0;  // below half the smallest subnormal (fp32 subnormals included)
+  }
+  uint32_t h = base + (m >> shift);
+  const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (h & 1u))) ++h;
+  return h;
+}
+
+MLSB_HD uint16_t f32_to_fp16(float f) {
+  const uint32_t x = f2u(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t abs = x & 0x7FFFFFFFu;
+  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u | ((abs >> 13) & 0x3FFu));
+  if (abs >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 2^16: Inf
+  return static_cast<uint16_t>(sign | round_magnitude<10, 15>(abs));    // 65520 and up carry to Inf
+}
+
+/// Element i of a tensor as fp32 (dtype 0 fp32, 1 fp16, 2 bf16), exact.
+template <int DT>
+MLSB_HD float load_elem(const uint8_t* data, int64_t i) {
+  if constexpr (DT == 0) {
+    return reinterpret_cast<const float*>(data)[i];
+  } else {
+    const uint16_t h = reinterpret_cast<const uint16_t*>(data)[i];
+    return DT == 1 ? fp16_to_f32(h) : bf16_to_f32(h);
+  }
+}
+template <int DT>
+MLSB_HD void store_elem(uint8_t* data, int64_t i, float f) {
+  if constexpr (DT == 0) {
+    reinterpret_cast<float*>(data)[i] = f;
+  } else {
+    reinterpret_cast<uint16_t*>(data)[i] = DT == 1 ? f32_to_fp16(f) : f32_to_bf16(f);
+  }
+}
+
+/// ldexp as the host's libm computes it for every input: NaN comes back quieted with its payload, Inf
+/// unchanged, finite values scaled with one rounding (the device's ldexpf returns a canonical NaN).
+MLSB_HD float ldexp_like_host(float x, int k) {
+  const uint32_t b = f2u(x);
+  if (is_nan_bits(b)) return u2f(b | 0x00400000u);
+  if (!is_finite_bits(b)) return x;
+#ifdef __CUDA_ARCH__
+  return ldexpf(x, k);
+#else
+  return std::ldexp(x, k);
+#endif
+}
+
+// ---- cast-fp16 ----
+
+/// k = 14 - floor(log2(absmax)) (so absmax * 2^k lies in [2^14, 2^15)); 0 when absmax is not > 0.
+MLSB_HD int32_t fp16_scale_exponent(float absmax) {
+  const uint32_t b = f2u(absmax);
+  if (!(absmax > 0) || !is_finite_bits(b)) return 0;
+  int e = static_cast<int>(b >> 23) - 127;
+  if ((b >> 23) == 0) {  // subnormal: value = mant * 2^-149
+    int top = 31;
+    while (!((b >> top) & 1u)) --top;
+    e = top - 149;
+  }
+  return 14 - e;
+}
+
+// ---- fp8 (OCP e4m3fn and e5m2): round to nearest even, saturate to +-max, NaN -> sign | NaN code ----
+
+MLSB_HD uint8_t f32_to_e4m3(float f) {
+  const uint32_t x = f2u(f), abs = x & 0x7FFFFFFFu;
+  const uint8_t sign = static_cast<uint8_t>((x >> 24) & 0x80u);
+  if (abs > 0x7F800000u) return sign | 0x7F;
+  if (abs >= 0x43E00000u) return sign | 0x7E;  // >= 448 (Inf included)
+  return static_cast<uint8_t>(sign | round_magnitude<3, 7>(abs));
+}
+MLSB_HD uint8_t f32_to_e5m2(float f) {
+  const uint32_t x = f2u(f), abs = x & 0x7FFFFFFFu;
+  const uint8_t sign = static_cast<uint8_t>((x >> 24) & 0x80u);
+  if (abs > 0x7F800000u) return sign | 0x7E;
+  if (abs >= 0x47600000u) return sign | 0x7B;  // >= 57344 (Inf included)
+  return static_cast<uint8_t>(sign | round_magnitude<2, 15>(abs));
+}
+
+/// Decoded value of an fp8 code: exact; NaN is the quiet NaN with the code's sign, e5m2 0x7C is Inf.
+template <int M, int B>
+MLSB_HD float fp8_to_f32(uint8_t q) {
+  const uint32_t sign = static_cast<uint32_t>(q & 0x80u) << 24;
+  const int exp = (q & 0x7F) >> M, mant = q & ((1 << M) - 1), top = (1 << (7 - M)) - 1;
+  if (M == 3 && exp == top && mant == 7) return u2f(sign | 0x7FC00000u);
+  if (M == 2 && exp == top) return u2f(sign | (mant ? 0x7FC00000u : 0x7F800000u));
+  // mant * 2^(1-B-M) or (mant + 2^M) * 2^(exp-B-M): small integers times a power of two, exact in fp32
+  const float v = exp == 0 ? static_cast<float>(mant) * u2f(static_cast<uint32_t>(127 + 1 - B - M) << 23)
+                           : static_cast<float>(mant + (1 << M)) * u2f(static_cast<uint32_t>(127 + exp - B - M) << 23);
+  return u2f(sign | f2u(v));
+}
+
+// ---- block quantisers (kind 3 int8, 4 e4m3, 5 e5m2, as QuantKind) ----
+
+template <int KIND>
+MLSB_HD float quant_qmax() { return KIND == 3 ? 127.0f : KIND == 4 ? 448.0f : 57344.0f; }
+
+/// A block's scale from the largest finite |x| of the block: absmax / qmax, one step toward 0 where
+/// scale * qmax would overflow (near FLT_MAX), so decoded values stay finite.
+template <int KIND>
+MLSB_HD float block_scale(float absmax) {
+  const float scale = absmax / quant_qmax<KIND>();
+  if (!is_finite_bits(f2u(scale * quant_qmax<KIND>()))) return u2f(f2u(scale) - 1);
+  return scale;
+}
+
+/// One element's code given its block's scale (= absmax of the block's finite elements / qmax).
+template <int KIND>
+MLSB_HD uint8_t quant_encode(float x, float scale) {
+  const uint32_t b = f2u(x);
+  if (!is_finite_bits(b)) {
+    if (KIND == 3) return 0x80;
+    return static_cast<uint8_t>(((b >> 24) & 0x80u) | (KIND == 4 ? 0x7F : 0x7E));
+  }
+  if (scale == 0) return 0;
+  const float v = x / scale;
+  if constexpr (KIND == 3) {
+#ifdef __CUDA_ARCH__
+    const float r = fminf(fmaxf(rintf(v), -127.0f), 127.0f);
+#else
+    const float r = std::fmin(std::fmax(std::nearbyint(v), -127.0f), 127.0f);
+#endif
+    return static_cast<uint8_t>(static_cast<int8_t>(r));
+  } else {
+    return KIND == 4 ? f32_to_e4m3(v) : f32_to_e5m2(v);
+  }
+}
+
+/// The code's value times the scale; a NaN code gives that NaN (as the host's x86 multiply does).
+template <int KIND>
+MLSB_HD float quant_decode(uint8_t q, float scale) {
+  float t;
+  if constexpr (KIND == 3) {
+    if (q == 0x80) return u2f(0x7FC00000u);
+    t = static_cast<float>(static_cast<int8_t>(q));
+  } else {
+    t = KIND == 4 ? fp8_to_f32<3, 7>(q) : fp8_to_f32<2, 15>(q);
+    if (is_nan_bits(f2u(t))) return t;
+  }
+  return t * scale;
+}
+
+// ---- exponent: symbol / raw split of one element (exponent.hpp) ----
+
+template <int DT> struct ExpTraits;
+template <> struct ExpTraits<0> {  // fp32: symbol = exponent, raw = sign + 23 mantissa bits (3 bytes)
+  using Bits = uint32_t;
+  static constexpr int raw_bytes = 3;
+  MLSB_HD static uint32_t symbol(uint32_t x) { return (x >> 23) & 0xFFu; }
+  MLSB_HD static uint32_t raw(uint32_t x) { return ((x >> 8) & 0x800000u) | (x & 0x7FFFFFu); }
+  MLSB_HD static uint32_t join(uint32_t sym, uint32_t raw) {
+    return ((raw & 0x800000u) << 8) | (sym << 23) | (raw & 0x7FFFFFu);
+  }
+};
+template <> struct ExpTraits<1> {  // fp16: symbol = sign, exponent, top 2 mantissa bits; raw = low byte
+  using Bits = uint16_t;
+  static constexpr int raw_bytes = 1;
+  MLSB_HD static uint32_t symbol(uint32_t x) { return x >> 8; }
+  MLSB_HD static uint32_t raw(uint32_t x) { return x & 0xFFu; }
+  MLSB_HD static uint32_t join(uint32_t sym, uint32_t raw) { return (sym << 8) | raw; }
+};
+template <> struct ExpTraits<2> {  // bf16: symbol = exponent, raw = sign + 7 mantissa bits
+  using Bits = uint16_t;
+  static constexpr int raw_bytes = 1;
+  MLSB_HD static uint32_t symbol(uint32_t x) { return (x >> 7) & 0xFFu; }
+  MLSB_HD static uint32_t raw(uint32_t x) { return ((x >> 8) & 0x80u) | (x & 0x7Fu); }
+  MLSB_HD static uint32_t join(uint32_t sym, uint32_t raw) { return ((raw & 0x80u) << 8) | (sym << 7) | (raw & 0x7Fu); }
+};
+
+/// Decode table entry: symbol in the low byte, code length in bits 8..11 (0 = no code has this prefix).
+/// The table has 2^L entries indexed by the next L bits of the stream.
+MLSB_HD uint32_t table_symbol(uint16_t e) { return e & 0xFFu; }
+MLSB_HD int table_length(uint16_t e) { return e >> 8; }
+
+/// Canonical codes (RFC 1951 3.2.2) of code lengths <= 12: codes[s] right-aligned in len[s] bits.
+/// Host side; the lengths must satisfy Kraft's inequality (the caller validated them).
+inline void canonical_codes(const uint8_t* len, uint16_t* codes) {
+  int count[13] = {};
+  for (int s = 0; s < 256; ++s) ++count[len[s] <= 12 ? len[s] : 0];
+  count[0] = 0;
+  uint32_t next[13] = {}, code = 0;
+  for (int l = 1; l <= 12; ++l) {
+    code = (code + static_cast<uint32_t>(count[l - 1])) << 1;
+    next[l] = code;
+  }
+  for (int s = 0; s < 256; ++s) codes[s] = len[s] && len[s] <= 12 ? static_cast<uint16_t>(next[len[s]]++) : 0;
+}
+
+/// The 2^L-entry decode table of code lengths (all <= L, L in 1..12): entry = symbol | length << 8,
+/// 0 where no code has the prefix. Host side.
+inline void build_decode_table(const uint8_t* len, int L, uint16_t* table) {
+  uint16_t codes[256];
+  canonical_codes(len, codes);
+  for (uint32_t i = 0; i < (1u << L); ++i) table[i] = 0;
+  for (int s = 0; s < 256; ++s) {
+    if (len[s] == 0 || len[s] > L) continue;
+    const uint32_t first = static_cast<uint32_t>(codes[s]) << (L - len[s]), n = 1u << (L - len[s]);
+    for (uint32_t i = 0; i < n && first + i < (1u << L); ++i) table[first + i] = static_cast<uint16_t>(s | len[s] << 8);
+  }
+}
+
+/// Errors a stream decoder reports (the first one wins).
+enum DecodeError : int { kDecodeOk = 0, kDecodeOverrun = 1, kDecodeBadCode = 2, kDecodeTrailing = 3, kDecodePadding = 4 };
+
+/// MSB-first reader of one bitstream [p, end), resumable between windows of symbols. Reads bytes one at
+/// a time so it never touches memory outside its stream.
+struct BitReader {
+  const uint8_t* p;
+  const uint8_t* end;
+  uint64_t acc;  ///< the next `avail` bits, most significant first
+  int avail;
+
+  MLSB_HD void init(const uint8_t* begin, const uint8_t* stop) {
+    p = begin;
+    end = stop;
+    acc = 0;
+    avail = 0;
+  }
+  MLSB_HD void refill() {
+    while (avail <= 56 && p < end) {
+      acc |= static_cast<uint64_t>(*p++) << (56 - avail);
+      avail += 8;
+    }
+  }
+  /// Decodes n symbols into out[0, n); returns a DecodeError.
+  MLSB_HD int decode(const uint16_t* table, int L, uint8_t* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (avail < L) refill();
+      const uint16_t e = table[acc >> (64 - L)];
+      const int len = table_length(e);
+      if (len == 0) return kDecodeBadCode;
+      if (len > avail) return kDecodeOverrun;
+      acc <<= len;
+      avail -= len;
+      out[i] = static_cast<uint8_t>(table_symbol(e));
+    }
+    return kDecodeOk;
+  }
+  /// After the stream's last symbol: the bytes are used up and the padding bits are zero.
+  MLSB_HD int finish() const {
+    if (p != end || avail >= 8) return kDecodeTrailing;
+    return acc == 0 ? kDecodeOk : kDecodePadding;
+  }
+};
+
+}  // namespace mlsb::compress::gpu::math

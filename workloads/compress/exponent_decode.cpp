@@ -1,0 +1,209 @@
+// The `exponent` decoder (format in exponent.hpp): the container is validated first, then chunks are
+// decoded in parallel. A chunk's streams are decoded four at a time in lockstep (independent dependency
+// chains) with a multi-symbol lookup table, into a chunk-sized symbol buffer merged with the raw bytes.
+// Fast loops run only while every read and write is provably in bounds; a checked tail finishes each
+// stream and verifies it ends exactly in its last byte with zero padding.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "workloads/compress/exponent_detail.hpp"
+
+namespace mlsb::compress {
+namespace {
+
+using namespace exponent_detail;
+
+[[noreturn]] void fail(const std::string& what) { throw CodecError("exponent: " + what); }
+
+// Multi-symbol decode table indexed by the next `peek` bits of a stream. Entry: bits 0-5 the bits its
+// symbols take, 8-15 how many symbols (1..4), 16-23 the first symbol's length, 32-63 the symbols
+// (first in the low byte). Only codes wholly inside the peeked bits are taken.
+struct DecodeTable {
+  int peek = 0;
+  std::vector<uint64_t> entry;
+};
+
+DecodeTable build_decode_table(const std::array<uint8_t, 256>& len, int max_len) {
+  std::array<uint16_t, 256> codes;
+  huffman_canonical_codes(len, codes);
+  DecodeTable t;
+  // Wider than the longest code lets one lookup yield more symbols; 12 bits keep the table in L1.
+  t.peek = std::max(max_len, 12);
+  const size_t size = size_t{1} << t.peek;
+  std::vector<uint16_t> first(size);  // symbol << 8 | length of the code that starts the index
+  for (int s = 0; s < 256; ++s) {
+    if (len[s] == 0) continue;
+    const int shift = t.peek - len[s];
+    for (size_t j = size_t{codes[s]} << shift; j < (size_t{codes[s]} + 1) << shift; ++j)
+      first[j] = static_cast<uint16_t>(s << 8 | len[s]);
+  }
+  t.entry.resize(size);
+  for (size_t idx = 0; idx < size; ++idx) {
+    uint64_t syms = 0;
+    int used = 0, n = 0;
+    for (; n < 4; ++n) {
+      const uint16_t f = first[(idx << used) & (size - 1)];
+      if ((f & 0xFF) > t.peek - used) break;
+      syms |= uint64_t{static_cast<uint8_t>(f >> 8)} << (8 * n);
+      used += f & 0xFF;
+    }
+    t.entry[idx] = uint64_t(used) | uint64_t(n) << 8 | uint64_t(first[idx] & 0xFF) << 16 | syms << 32;
+  }
+  return t;
+}
+
+struct Cursor {
+  const uint8_t* in;  // the stream's first byte
+  uint64_t bytes;     // its size
+  uint64_t bitpos;    // bits consumed
+  uint8_t* out;       // next symbol
+  uint8_t* end;       // one past the stream's last symbol
+};
+
+// Lookups of four table entries each that `c` can make without reading past its bytes (an 8-byte load
+// at bitpos / 8 gives >= 57 bits, four entries take <= 4 * peek <= 48) or writing past `end` (each
+// entry stores 4 bytes and advances <= 4).
+int64_t safe_rounds(const Cursor& c, int peek) {
+  const uint64_t limit = 8 * c.bytes;
+  if (limit < c.bitpos + 64 || c.end - c.out < 16) return 0;
+  return std::min<int64_t>(static_cast<int64_t>((limit - 64 - c.bitpos) / (4 * peek) + 1), (c.end - c.out) / 16);
+}
+
+// Decodes N streams in lockstep (independent dependency chains) while every one is far from its end.
+template <int N>
+void decode_fast(Cursor* cs, const DecodeTable& t) {
+  const uint64_t* table = t.entry.data();
+  const int shift = 64 - t.peek;
+  for (;;) {
+    int64_t rounds = INT64_MAX;
+    for (int s = 0; s < N; ++s) rounds = std::min(rounds, safe_rounds(cs[s], t.peek));
+    if (rounds == 0) return;
+    Cursor c[N];
+    std::copy(cs, cs + N, c);
+    for (int64_t r = 0; r < rounds; ++r) {
+#pragma GCC unroll 4
+      for (int s = 0; s < N; ++s) {
+        uint64_t buf = load_be64(c[s].in + (c[s].bitpos >> 3)) << (c[s].bitpos & 7);
+        uint64_t used = 0;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const uint64_t e = table[buf >> shift];
+          const auto syms = static_cast<uint32_t>(e >> 32);
+          std::memcpy(c[s].out, &syms, 4);
+          c[s].out += (e >> 8) & 0xFF;
+          buf <<= e & 63;
+          used += e & 63;
+        }
+        c[s].bitpos += used;
+      }
+    }
+    std::copy(c, c + N, cs);
+  }
+}
+
+// Decodes the rest of a stream one symbol at a time with bounded reads, then checks that its codes
+// end in its last byte and that the padding bits are zero.
+void decode_tail(Cursor& c, const DecodeTable& t) {
+  const uint64_t limit = 8 * c.bytes;
+  while (c.out < c.end) {
+    const uint64_t byte = c.bitpos >> 3;
+    uint64_t buf;
+    if (byte + 8 <= c.bytes) {
+      buf = load_be64(c.in + byte);
+    } else {
+      buf = 0;
+      for (uint64_t k = 0; byte + k < c.bytes; ++k) buf |= uint64_t{c.in[byte + k]} << (56 - 8 * k);
+    }
+    buf <<= c.bitpos & 7;
+    const uint64_t e = t.entry[buf >> (64 - t.peek)];
+    const uint64_t len = (e >> 16) & 0xFF;
+    if (c.bitpos + len > limit) throw CodecError("runs past its " + std::to_string(c.bytes) + " bytes");
+    *c.out++ = static_cast<uint8_t>(e >> 32);
+    c.bitpos += len;
+  }
+  if ((c.bitpos + 7) / 8 != c.bytes)
+    throw CodecError("its codes end after " + std::to_string(c.bitpos) + " bits but it has " +
+                     std::to_string(c.bytes) + " bytes");
+  if ((c.bitpos & 7) != 0 && (c.in[c.bytes - 1] & (0xFFu >> (c.bitpos & 7))) != 0)
+    throw CodecError("padding bits are not zero");
+}
+
+template <typename E>
+void decompress_typed(std::span<const uint8_t> in, const ExponentContainer& c, MutableTensorView out,
+                      int threads) {
+  constexpr size_t kSize = sizeof(typename E::U);
+  const Geometry g(c.count, c.chunk_elems, c.streams_per_chunk);
+  const int workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, g.chunks)));
+  int lone = -1;  // the symbol of a single 1-bit code (its only valid code is the bit 0)
+  int max_len = 0;
+  for (int s = 0; s < 256; ++s) max_len = std::max<int>(max_len, c.code_len[s]);
+  if (c.max_code_len > 0 && max_len == 1 && std::count(c.code_len.begin(), c.code_len.end(), 1) == 1)
+    lone = static_cast<int>(std::find(c.code_len.begin(), c.code_len.end(), 1) - c.code_len.begin());
+  DecodeTable table;
+  if (c.max_code_len > 0 && lone < 0) table = build_decode_table(c.code_len, max_len);
+  std::vector<std::vector<uint8_t>> scratch(static_cast<size_t>(workers));
+  const uint8_t* raw = in.data() + c.raw_begin;
+
+  parallel_for(g.chunks, workers, [&](int64_t ch, int w) {
+    const int64_t n = g.chunk_size(ch), begin = g.chunk_begin(ch);
+    auto& sym = scratch[static_cast<size_t>(w)];
+    if (sym.size() < static_cast<size_t>(n)) sym.resize(static_cast<size_t>(n));
+    if (c.max_code_len == 0 || lone >= 0) {
+      std::memset(sym.data(), c.max_code_len == 0 ? c.sole_symbol : lone, static_cast<size_t>(n));
+      for (int64_t s = 0; s < g.streams && lone >= 0; ++s) {
+        const size_t i = static_cast<size_t>(ch * g.streams + s);
+        const uint64_t bytes = c.stream_begin[i + 1] - c.stream_begin[i];
+        const auto elems = static_cast<uint64_t>(g.stream_begin(n, s + 1) - g.stream_begin(n, s));
+        const uint8_t* p = in.data() + c.stream_begin[i];
+        if (bytes != (elems + 7) / 8 || std::any_of(p, p + bytes, [](uint8_t b) { return b != 0; }))
+          fail("chunk " + std::to_string(ch) + " stream " + std::to_string(s) +
+               ": a single 1-bit code allows only zero bits, " + std::to_string((elems + 7) / 8) + " bytes");
+      }
+    } else {
+      Cursor cs[kExponentMaxStreams];
+      for (int64_t s = 0; s < g.streams; ++s) {
+        const size_t i = static_cast<size_t>(ch * g.streams + s);
+        cs[s] = Cursor{in.data() + c.stream_begin[i], c.stream_begin[i + 1] - c.stream_begin[i], 0,
+                       sym.data() + g.stream_begin(n, s), sym.data() + g.stream_begin(n, s + 1)};
+      }
+      auto finish = [&](int64_t s) {
+        decode_fast<1>(cs + s, table);
+        try {
+          decode_tail(cs[s], table);
+        } catch (const CodecError& e) {
+          fail("chunk " + std::to_string(ch) + " stream " + std::to_string(s) + ": " + e.what());
+        }
+      };
+      int64_t s = 0;
+      for (; s + 4 <= g.streams; s += 4) {
+        decode_fast<4>(cs + s, table);
+        for (int k = 0; k < 4; ++k) finish(s + k);
+      }
+      if (g.streams - s == 3) decode_fast<3>(cs + s, table);
+      if (g.streams - s == 2) decode_fast<2>(cs + s, table);
+      for (; s < g.streams; ++s) finish(s);
+    }
+    merge(E{}, sym.data(), raw + begin * E::kRaw, n, out.data + begin * kSize);
+  });
+}
+
+}  // namespace
+
+void exponent_decompress(std::span<const uint8_t> in, MutableTensorView out, int threads) {
+  if (threads < 1) throw std::invalid_argument("threads: must be at least 1 (got " + std::to_string(threads) + ")");
+  const ExponentContainer c = parse_exponent_container(in);
+  if (c.dtype != out.dtype)
+    fail("dtype: the stream holds " + std::string(to_string(c.dtype)) + ", the output is " +
+         std::string(to_string(out.dtype)));
+  if (c.count != out.count)
+    fail("count: the stream holds " + std::to_string(c.count) + " elements, the output has " +
+         std::to_string(out.count));
+  switch (c.dtype) {
+    case DType::BF16: return decompress_typed<Bf16>(in, c, out, threads);
+    case DType::F16: return decompress_typed<Fp16>(in, c, out, threads);
+    case DType::F32: return decompress_typed<Fp32>(in, c, out, threads);
+  }
+}
+
+}  // namespace mlsb::compress

@@ -1,0 +1,390 @@
+// Host side of the CUDA codecs (gpu_codecs.hpp): device buffers, the Huffman code built from the
+// device histogram, stream headers, validation of streams before they reach a kernel, and timing with
+// CUDA events. The kernels are in cuda/*.cu; without CUDA every entry point reports "built without CUDA".
+#include "workloads/compress/gpu_codecs.hpp"
+
+#include "backends/cuda/device.hpp"
+
+#ifdef MLSB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+
+#include "workloads/compress/cuda/codec_math.hpp"
+#include "workloads/compress/cuda/kernels.hpp"
+#include "workloads/compress/exponent.hpp"
+#include "workloads/compress/quantize.hpp"
+#endif
+
+namespace mlsb::compress::gpu {
+
+bool available(std::string* why) { return cuda::cuda_available(why); }
+
+bool has_gpu_path(std::string_view codec) {
+  return codec == "exponent" || codec == "cast-bf16" || codec == "cast-fp16" || codec == "int8-block" ||
+         codec == "fp8-e4m3" || codec == "fp8-e5m2";
+}
+
+#ifndef MLSB_HAVE_CUDA
+
+RoundTrip round_trip(const CodecConfig& config, TensorView) {
+  throw CodecError(config.name + " (gpu): built without CUDA");
+}
+
+std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t>&, int64_t, DType) {
+  throw CodecError(config.name + " (gpu): built without CUDA");
+}
+
+#else
+
+namespace {
+
+void check(cudaError_t err, const std::string& codec, const char* what) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw CodecError(codec + " (gpu): " + what + ": " + cudaGetErrorString(err));
+  }
+}
+
+/// Owns one cudaMalloc allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(size_t bytes, const std::string& codec) : bytes_(bytes) {
+    if (bytes) check(cudaMalloc(&ptr_, bytes), codec, "cudaMalloc");
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <typename T = uint8_t>
+  T* get() const { return static_cast<T*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_;
+};
+
+/// A stream and the four events of a round trip.
+struct Timing {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev[4] = {};
+  explicit Timing(const std::string& codec) {
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), codec, "cudaStreamCreate");
+    for (auto& e : ev) check(cudaEventCreate(&e), codec, "cudaEventCreate");
+  }
+  ~Timing() {
+    for (auto e : ev)
+      if (e) cudaEventDestroy(e);
+    if (stream) cudaStreamDestroy(stream);
+  }
+  Timing(const Timing&) = delete;
+  Timing& operator=(const Timing&) = delete;
+  double ms(int a, int b) const {
+    float t = 0;
+    cudaEventElapsedTime(&t, ev[a], ev[b]);
+    return t;
+  }
+};
+
+void require_device(const std::string& codec) {
+  std::string why;
+  if (!available(&why)) throw CodecError(codec + " (gpu): " + why);
+  if (!has_gpu_path(codec))
+    throw CodecError(codec + " (gpu): no CUDA path (codecs with one: exponent, cast-bf16, cast-fp16, int8-block, "
+                     "fp8-e4m3, fp8-e5m2)");
+}
+
+template <typename T>
+void put(uint8_t* p, T v) { std::memcpy(p, &v, sizeof v); }
+template <typename T>
+T get(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------- exponent
+
+/// What the device coder needs of an exponent header.
+struct ExpInfo {
+  DType dtype = DType::F32;
+  int64_t count = 0;
+  int L = 0;
+  uint8_t sole = 0;
+  uint32_t chunk_elems = detail::kGpuChunkElems;
+  uint32_t streams = detail::kGpuStreams;
+  std::array<uint8_t, 256> code_len{};
+  int64_t chunks() const { return count == 0 ? 0 : (count - 1) / chunk_elems + 1; }
+  uint64_t table_bytes() const { return L == 0 ? 0 : 4 * static_cast<uint64_t>(chunks()) * streams; }
+};
+
+int64_t gpu_chunks(int64_t count) { return count == 0 ? 0 : (count - 1) / detail::kGpuChunkElems + 1; }
+
+size_t exponent_max_bytes(int64_t count, DType dtype) {
+  const uint64_t n = static_cast<uint64_t>(count), streams = static_cast<uint64_t>(gpu_chunks(count)) * detail::kGpuStreams;
+  // each stream: ceil(len * 12 / 8) <= len * 12 / 8 + 1 bytes
+  return kExponentHeaderBytes + 4 * streams + (n * kExponentMaxCodeLen + 7) / 8 + streams + n * exponent_raw_bytes(dtype);
+}
+
+/// Encodes d_in into d_out (exponent_max_bytes bytes); returns the stream's size and its header in `info`.
+size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st, ExpInfo& info) {
+  const std::string codec = "exponent";
+  const int dt = static_cast<int>(dtype);
+  DeviceBuffer d_hist(256 * sizeof(unsigned long long), codec);
+  check(cudaMemsetAsync(d_hist.get(), 0, d_hist.bytes(), st), codec, "cudaMemset");
+  detail::exponent_histogram(dt, d_in, count, d_hist.get<unsigned long long>(), st);
+  std::array<uint64_t, 256> hist{};
+  check(cudaMemcpyAsync(hist.data(), d_hist.get(), d_hist.bytes(), cudaMemcpyDeviceToHost, st), codec, "histogram copy");
+  check(cudaStreamSynchronize(st), codec, "histogram");
+
+  ExpInfo& h = info;
+  h.dtype = dtype;
+  h.count = count;
+  huffman_code_lengths(hist, ExponentParams{}.max_code_len, h.code_len);
+  h.L = *std::max_element(h.code_len.begin(), h.code_len.end());
+  if (h.L == 0)
+    for (int s = 0; s < 256; ++s)
+      if (hist[s]) {
+        h.sole = static_cast<uint8_t>(s);
+        break;
+      }
+  std::array<uint8_t, kExponentHeaderBytes> header{};
+  put(header.data(), kExponentMagic);
+  header[4] = static_cast<uint8_t>(dtype);
+  header[5] = static_cast<uint8_t>(h.L);
+  header[6] = h.sole;
+  put(header.data() + 8, static_cast<uint64_t>(count));
+  put(header.data() + 16, h.chunk_elems);
+  put(header.data() + 20, h.streams);
+  std::memcpy(header.data() + 24, h.code_len.data(), 256);
+  check(cudaMemcpyAsync(d_out, header.data(), header.size(), cudaMemcpyHostToDevice, st), codec, "header copy");
+
+  const size_t raw = static_cast<size_t>(count) * exponent_raw_bytes(dtype);
+  detail::CodeTable table{};
+  if (h.L == 0) {
+    detail::exponent_encode(dt, d_in, count, table, false, nullptr, nullptr, d_out + kExponentHeaderBytes, st);
+    check(cudaStreamSynchronize(st), codec, "encode");
+    return kExponentHeaderBytes + raw;
+  }
+  math::canonical_codes(h.code_len.data(), table.code);
+  std::memcpy(table.len, h.code_len.data(), 256);
+  const int64_t chunks = h.chunks();
+  auto* sb = reinterpret_cast<uint32_t*>(d_out + kExponentHeaderBytes);
+  DeviceBuffer d_off(8 * (static_cast<size_t>(chunks) + 1), codec);
+  detail::exponent_stream_bytes(dt, d_in, count, table, sb, st);
+  detail::exponent_chunk_offsets(sb, h.streams, chunks, d_off.get<uint64_t>(), st);
+  detail::exponent_encode(dt, d_in, count, table, true, sb, d_off.get<uint64_t>(),
+                          d_out + kExponentHeaderBytes + h.table_bytes(), st);
+  uint64_t total = 0;
+  check(cudaMemcpyAsync(&total, d_off.get<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
+  check(cudaStreamSynchronize(st), codec, "encode");
+  return kExponentHeaderBytes + h.table_bytes() + total + raw;
+}
+
+/// Decodes a validated stream on the device (d_stream holds it); throws CodecError for a corrupt bitstream.
+void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, cudaStream_t st) {
+  const std::string codec = "exponent";
+  const int dt = static_cast<int>(h.dtype);
+  if (h.count == 0) return;
+  if (h.L == 0) {
+    detail::exponent_decode_sole(dt, d_stream + kExponentHeaderBytes, h.count, h.sole, d_out, st);
+    check(cudaStreamSynchronize(st), codec, "decode");
+    return;
+  }
+  std::vector<uint16_t> table(size_t{1} << h.L);
+  math::build_decode_table(h.code_len.data(), h.L, table.data());
+  DeviceBuffer d_table(table.size() * 2, codec), d_off(8 * (static_cast<size_t>(h.chunks()) + 1), codec),
+      d_err(sizeof(int), codec);
+  check(cudaMemcpyAsync(d_table.get(), table.data(), d_table.bytes(), cudaMemcpyHostToDevice, st), codec, "table copy");
+  check(cudaMemsetAsync(d_err.get(), 0, sizeof(int), st), codec, "cudaMemset");
+  const auto* sb = reinterpret_cast<const uint32_t*>(d_stream + kExponentHeaderBytes);
+  detail::exponent_chunk_offsets(sb, h.streams, h.chunks(), d_off.get<uint64_t>(), st);
+  detail::exponent_decode(dt, d_stream + kExponentHeaderBytes + h.table_bytes(), sb, d_off.get<uint64_t>(), h.count,
+                          h.chunk_elems, h.streams, h.L, d_table.get<uint16_t>(), d_out, d_err.get<int>(), st);
+  int err = 0;
+  check(cudaMemcpyAsync(&err, d_err.get(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
+  check(cudaStreamSynchronize(st), codec, "decode");
+  static const char* const what[] = {"", "a bitstream ends inside a code", "a bitstream holds a prefix no code has",
+                                     "a bitstream has bytes after its last code", "a bitstream's padding bits are not 0"};
+  if (err) throw CodecError("exponent (gpu): corrupt stream: " + std::string(what[err > 0 && err < 5 ? err : 1]));
+}
+
+ExpInfo exponent_info(const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
+  const ExponentContainer c = parse_exponent_container(stream);
+  if (c.dtype != dtype)
+    throw CodecError("exponent (gpu): stream holds " + std::string(to_string(c.dtype)) + ", output is " +
+                     std::string(to_string(dtype)));
+  if (c.count != count)
+    throw CodecError("exponent (gpu): stream holds " + std::to_string(c.count) + " elements, output has " +
+                     std::to_string(count));
+  ExpInfo h;
+  h.dtype = c.dtype;
+  h.count = c.count;
+  h.L = c.max_code_len;
+  h.sole = c.sole_symbol;
+  h.chunk_elems = c.chunk_elems;
+  h.streams = c.streams_per_chunk;
+  h.code_len = c.code_len;
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------- quantisers
+
+struct QuantInfo {
+  QuantKind kind;
+  uint32_t block = 0;  // blocked kinds
+};
+
+QuantKind quant_kind(const std::string& name) {
+  if (name == "cast-bf16") return QuantKind::CastBf16;
+  if (name == "cast-fp16") return QuantKind::CastFp16;
+  if (name == "int8-block") return QuantKind::Int8Block;
+  if (name == "fp8-e4m3") return QuantKind::Fp8E4M3;
+  return QuantKind::Fp8E5M2;
+}
+
+bool blocked(QuantKind k) { return k >= QuantKind::Int8Block; }
+
+QuantInfo quant_info(const CodecConfig& config) {
+  QuantInfo q{quant_kind(config.name)};
+  if (blocked(q.kind)) {
+    if (config.block < 1 || config.block > std::numeric_limits<uint32_t>::max())
+      throw std::invalid_argument("block: must be in [1, 2^32) elements (got " + std::to_string(config.block) + ")");
+    q.block = static_cast<uint32_t>(config.block);
+  }
+  return q;
+}
+
+size_t quant_bytes(const QuantInfo& q, int64_t count) {
+  const uint64_t n = static_cast<uint64_t>(count);
+  switch (q.kind) {
+    case QuantKind::CastBf16: return kQuantHeaderBytes + 2 * n;
+    case QuantKind::CastFp16: return kQuantHeaderBytes + 4 + 2 * n;
+    default: return kQuantHeaderBytes + 4 + 4 * (n / q.block + (n % q.block != 0)) + n;
+  }
+}
+
+size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st) {
+  const std::string codec = "quantise";
+  std::array<uint8_t, kQuantHeaderBytes + 4> header{};
+  put(header.data(), kQuantMagic);
+  header[4] = static_cast<uint8_t>(q.kind);
+  header[5] = static_cast<uint8_t>(dtype);
+  put(header.data() + 8, static_cast<uint64_t>(count));
+  put(header.data() + 16, q.block);
+  const size_t header_bytes = blocked(q.kind) ? kQuantHeaderBytes + 4 : kQuantHeaderBytes;
+  check(cudaMemcpyAsync(d_out, header.data(), header_bytes, cudaMemcpyHostToDevice, st), codec, "header copy");
+  const int kind = static_cast<int>(q.kind), dt = static_cast<int>(dtype);
+  if (blocked(q.kind)) {
+    detail::quant_block_encode(kind, dt, d_in, count, q.block, d_out, st);
+  } else {
+    DeviceBuffer d_absmax(sizeof(unsigned int), codec);
+    check(cudaMemsetAsync(d_absmax.get(), 0, sizeof(unsigned int), st), codec, "cudaMemset");
+    if (q.kind == QuantKind::CastFp16) detail::quant_absmax(dt, d_in, count, d_absmax.get<unsigned int>(), st);
+    detail::quant_cast_encode(kind, dt, d_in, count, d_absmax.get<unsigned int>(), d_out, st);
+    check(cudaStreamSynchronize(st), codec, "encode");  // before d_absmax is freed
+  }
+  return quant_bytes(q, count);
+}
+
+void quant_decode(const QuantInfo& q, const uint8_t* d_stream, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st) {
+  detail::quant_decode(static_cast<int>(q.kind), static_cast<int>(dtype), d_stream, count, q.block, d_out, st);
+}
+
+/// Checks a host stream's header against the config and the output (as the CPU decoder does).
+QuantInfo quant_stream_info(const CodecConfig& config, const std::vector<uint8_t>& s, int64_t count, DType dtype) {
+  const std::string c = config.name + " (gpu): ";
+  QuantInfo q{quant_kind(config.name)};
+  if (s.size() < kQuantHeaderBytes) throw CodecError(c + "truncated stream: header needs 16 bytes");
+  if (get<uint32_t>(s.data()) != kQuantMagic) throw CodecError(c + "not a quantised stream (bad magic)");
+  if (s[4] != static_cast<uint8_t>(q.kind))
+    throw CodecError(c + "stream is of kind " + std::to_string(s[4]) + ", this codec decodes kind " +
+                     std::to_string(static_cast<int>(q.kind)));
+  if (s[5] != static_cast<uint8_t>(dtype)) throw CodecError(c + "stream dtype code " + std::to_string(s[5]) + " differs from the output's");
+  if (get<uint16_t>(s.data() + 6) != 0) throw CodecError(c + "reserved header field is not 0");
+  if (get<uint64_t>(s.data() + 8) != static_cast<uint64_t>(count))
+    throw CodecError(c + "stream holds " + std::to_string(get<uint64_t>(s.data() + 8)) + " elements, output has " +
+                     std::to_string(count));
+  if (blocked(q.kind)) {
+    if (s.size() < kQuantHeaderBytes + 4) throw CodecError(c + "truncated stream: block needs 4 bytes");
+    q.block = get<uint32_t>(s.data() + kQuantHeaderBytes);
+    if (q.block == 0) throw CodecError(c + "block size is 0");
+  } else if (q.kind == QuantKind::CastFp16 && s.size() >= kQuantHeaderBytes + 4) {
+    const int32_t k = get<int32_t>(s.data() + kQuantHeaderBytes);
+    if (k < -1000 || k > 1000) throw CodecError(c + "scale exponent " + std::to_string(k) + " is out of range");
+  }
+  if (s.size() != quant_bytes(q, count))
+    throw CodecError(c + "stream has " + std::to_string(s.size()) + " bytes, its header says " +
+                     std::to_string(quant_bytes(q, count)));
+  return q;
+}
+
+}  // namespace
+
+RoundTrip round_trip(const CodecConfig& config, TensorView in) {
+  require_device(config.name);
+  if (in.count < 0) throw CodecError(config.name + " (gpu): negative element count");
+  const bool exponent = config.name == "exponent";
+  const QuantInfo q = exponent ? QuantInfo{QuantKind::CastBf16} : quant_info(config);
+  const size_t max_bytes = exponent ? exponent_max_bytes(in.count, in.dtype) : quant_bytes(q, in.count);
+  DeviceBuffer d_in(in.bytes(), config.name), d_stream(max_bytes, config.name), d_out(in.bytes(), config.name);
+  if (in.bytes()) check(cudaMemcpy(d_in.get(), in.data, in.bytes(), cudaMemcpyHostToDevice), config.name, "input copy");
+  Timing tm(config.name);
+  const auto* x = d_in.get<const uint8_t>();
+  RoundTrip rt;
+  size_t size = 0;
+  check(cudaEventRecord(tm.ev[0], tm.stream), config.name, "cudaEventRecord");
+  ExpInfo info;
+  size = exponent ? exponent_encode(x, in.count, in.dtype, d_stream.get(), tm.stream, info)
+                  : quant_encode(q, x, in.count, in.dtype, d_stream.get(), tm.stream);
+  check(cudaEventRecord(tm.ev[1], tm.stream), config.name, "cudaEventRecord");
+  check(cudaEventRecord(tm.ev[2], tm.stream), config.name, "cudaEventRecord");
+  if (exponent) {
+    exponent_decode(d_stream.get(), info, d_out.get(), tm.stream);
+  } else {
+    quant_decode(q, d_stream.get(), in.count, in.dtype, d_out.get(), tm.stream);
+  }
+  check(cudaEventRecord(tm.ev[3], tm.stream), config.name, "cudaEventRecord");
+  check(cudaStreamSynchronize(tm.stream), config.name, "round trip");
+  rt.compress_ms = tm.ms(0, 1);
+  rt.decompress_ms = tm.ms(2, 3);
+  rt.stream.resize(size);
+  rt.decoded.resize(in.bytes());
+  if (size) check(cudaMemcpy(rt.stream.data(), d_stream.get(), size, cudaMemcpyDeviceToHost), config.name, "stream copy");
+  if (in.bytes())
+    check(cudaMemcpy(rt.decoded.data(), d_out.get(), in.bytes(), cudaMemcpyDeviceToHost), config.name, "output copy");
+  return rt;
+}
+
+std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
+  require_device(config.name);
+  if (count < 0) throw CodecError(config.name + " (gpu): negative element count");
+  const size_t out_bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  const bool exponent = config.name == "exponent";
+  ExpInfo h;
+  QuantInfo q{QuantKind::CastBf16};
+  if (exponent)
+    h = exponent_info(stream, count, dtype);
+  else
+    q = quant_stream_info(config, stream, count, dtype);
+  DeviceBuffer d_stream(stream.size(), config.name), d_out(out_bytes, config.name);
+  check(cudaMemcpy(d_stream.get(), stream.data(), stream.size(), cudaMemcpyHostToDevice), config.name, "stream copy");
+  Timing tm(config.name);
+  if (exponent)
+    exponent_decode(d_stream.get(), h, d_out.get(), tm.stream);
+  else
+    quant_decode(q, d_stream.get(), count, dtype, d_out.get(), tm.stream);
+  check(cudaStreamSynchronize(tm.stream), config.name, "decode");
+  std::vector<uint8_t> out(out_bytes);
+  if (out_bytes) check(cudaMemcpy(out.data(), d_out.get(), out_bytes, cudaMemcpyDeviceToHost), config.name, "output copy");
+  return out;
+}
+
+#endif  // MLSB_HAVE_CUDA
+
+}  // namespace mlsb::compress::gpu

@@ -1,0 +1,38 @@
+#pragma once
+// The three modes of the compress workload, each a small benchmark of its own:
+//   codec       one codec's round trip on one tensor (ratio, GB/s, entropy bound, error)
+//   collective  a collective with the codec in the loop, beside the uncompressed collective
+//   plan        a Kimad-style per-tensor codec choice for a model's tensors under an error budget
+#include <memory>
+
+#include "harness/workload.hpp"
+#include "workloads/compress/codec.hpp"
+#include "workloads/compress/tensor.hpp"
+
+namespace mlsb::compress {
+
+class ModeBench {
+ public:
+  virtual ~ModeBench() = default;
+  virtual void setup(State& state) = 0;
+  virtual void sample(State& state) = 0;
+  virtual void verify(State&) {}
+};
+
+std::unique_ptr<ModeBench> make_codec_bench();
+std::unique_ptr<ModeBench> make_collective_bench();
+std::unique_ptr<ModeBench> make_plan_bench();
+
+/// The codec axes of a case (codec, level, block, density, rank, error_feedback, threads; seed from the case).
+CodecConfig codec_config(const State& state);
+
+/// The case's input on this rank: the tensor file's tensor (converted to the dtype axis, with a warning,
+/// when its dtype differs) or a generated one (distribution, sigma, elements, dtype; the seed mixes the
+/// case seed with `rank`, so ranks hold different data). Throws what the loader or generator throws.
+Tensor case_input(State& state, int rank);
+
+/// Relative-L2 bound a lossy codec's reconstruction must meet on finite data to pass verify
+/// (none for codecs whose error depends on the data: topk, randomk, powersgd -> +inf).
+double lossy_error_bound(std::string_view codec);
+
+}  // namespace mlsb::compress

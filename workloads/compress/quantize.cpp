@@ -1,0 +1,238 @@
+// The element-wise lossy codecs (cast-bf16, cast-fp16, int8-block, fp8-e4m3, fp8-e5m2); the stream format
+// is documented in quantize.hpp.
+#include "workloads/compress/quantize.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "workloads/compress/lossy_stream.hpp"
+
+namespace mlsb::compress {
+namespace {
+
+using detail::StreamReader;
+using detail::StreamWriter;
+
+std::string kind_name(QuantKind k) {
+  switch (k) {
+    case QuantKind::CastBf16: return "cast-bf16";
+    case QuantKind::CastFp16: return "cast-fp16";
+    case QuantKind::Int8Block: return "int8-block";
+    case QuantKind::Fp8E4M3: return "fp8-e4m3";
+    case QuantKind::Fp8E5M2: return "fp8-e5m2";
+  }
+  return "?";
+}
+
+bool blocked(QuantKind k) { return k == QuantKind::Int8Block || k == QuantKind::Fp8E4M3 || k == QuantKind::Fp8E5M2; }
+
+float qmax(QuantKind k) {
+  switch (k) {
+    case QuantKind::Int8Block: return 127.0f;
+    case QuantKind::Fp8E4M3: return 448.0f;
+    case QuantKind::Fp8E5M2: return 57344.0f;
+    default: return 1.0f;
+  }
+}
+
+template <float (*Decode)(uint8_t)>
+const std::array<float, 256>& table() {
+  static const std::array<float, 256> t = [] {
+    std::array<float, 256> a{};
+    for (int i = 0; i < 256; ++i) a[i] = Decode(static_cast<uint8_t>(i));
+    return a;
+  }();
+  return t;
+}
+
+float int8_decode(uint8_t q) {
+  return q == 0x80 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(static_cast<int8_t>(q));
+}
+
+/// k with absmax * 2^k in [2^14, 2^15), or 0 when absmax is 0 (or there is no finite element).
+int32_t fp16_scale_exponent(float absmax) {
+  if (!(absmax > 0)) return 0;
+  int e = 0;
+  std::frexp(absmax, &e);  // absmax = m 2^e, m in [0.5, 1): floor(log2 absmax) = e - 1
+  return 14 - (e - 1);
+}
+
+class QuantCodec final : public Codec {
+ public:
+  QuantCodec(QuantKind kind, int64_t block) : kind_(kind), block_(block) {
+    if (blocked(kind) && (block < 1 || block > std::numeric_limits<uint32_t>::max()))
+      throw std::invalid_argument("block: must be in [1, 2^32) elements (got " + std::to_string(block) + ")");
+  }
+  std::string name() const override { return kind_name(kind_); }
+  bool lossless() const override { return false; }
+
+  size_t max_compressed_bytes(TensorView in) const override { return payload_bytes(static_cast<uint64_t>(in.count), block_); }
+
+  size_t compress(TensorView in, std::span<uint8_t> out) override {
+    if (in.count < 0) throw CodecError(name() + ": negative element count");
+    if (out.size() < max_compressed_bytes(in))
+      throw CodecError(name() + ": output buffer of " + std::to_string(out.size()) + " bytes, need " +
+                       std::to_string(max_compressed_bytes(in)));
+    StreamWriter w(out, name());
+    w.put(kQuantMagic);
+    w.put(static_cast<uint8_t>(kind_));
+    w.put(static_cast<uint8_t>(in.dtype));
+    w.put(uint16_t{0});
+    w.put(static_cast<uint64_t>(in.count));
+    const int64_t n = in.count;
+    switch (kind_) {
+      case QuantKind::CastBf16: {
+        uint8_t* dst = w.reserve(2 * static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          const uint16_t h = float_to_bf16(load_float(in.data, in.dtype, i));
+          std::memcpy(dst + 2 * i, &h, 2);
+        }
+        break;
+      }
+      case QuantKind::CastFp16: {
+        float absmax = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const float a = std::fabs(load_float(in.data, in.dtype, i));
+          if (std::isfinite(a)) absmax = std::max(absmax, a);
+        }
+        const int32_t k = fp16_scale_exponent(absmax);
+        w.put(k);
+        uint8_t* dst = w.reserve(2 * static_cast<size_t>(n));
+        // x * 2^k as one or two exact power-of-two products (k <= 163; 2^k is a normal float up to 127).
+        const float first = std::ldexp(1.0f, std::min(k, 127)), second = std::ldexp(1.0f, std::max(k - 127, 0));
+        for (int64_t i = 0; i < n; ++i) {
+          const uint16_t h = float_to_fp16(load_float(in.data, in.dtype, i) * first * second);
+          std::memcpy(dst + 2 * i, &h, 2);
+        }
+        break;
+      }
+      default: encode_blocks(in, w); break;
+    }
+    return w.size();
+  }
+
+  void decompress(std::span<const uint8_t> in, MutableTensorView out) override {
+    StreamReader r(in, name());
+    if (r.get<uint32_t>("magic") != kQuantMagic) r.fail("not a quantised stream (bad magic)");
+    const uint8_t kind = r.get<uint8_t>("kind");
+    if (kind != static_cast<uint8_t>(kind_))
+      r.fail("stream is of kind " + std::to_string(kind) + ", this codec decodes kind " +
+             std::to_string(static_cast<int>(kind_)));
+    const uint8_t dtype = r.get<uint8_t>("dtype");
+    if (r.get<uint16_t>("reserved") != 0) r.fail("reserved header field is not 0");
+    const uint64_t count = r.get<uint64_t>("count");
+    detail::check_target(r, dtype, count, out);
+    const int64_t n = out.count;
+    switch (kind_) {
+      case QuantKind::CastBf16: {
+        const uint8_t* src = r.take(2 * static_cast<size_t>(n), "bf16 values");
+        r.expect_end();
+        for (int64_t i = 0; i < n; ++i) store_float(out.data, out.dtype, i, load_float(src, DType::BF16, i));
+        break;
+      }
+      case QuantKind::CastFp16: {
+        const int32_t k = r.get<int32_t>("scale exponent");
+        if (k < -1000 || k > 1000) r.fail("scale exponent " + std::to_string(k) + " is out of range");
+        const uint8_t* src = r.take(2 * static_cast<size_t>(n), "fp16 values");
+        r.expect_end();
+        if (k >= -126 && k <= 126) {  // 2^-k is a normal float: one correctly rounded product, the same as ldexp
+          const float inv = std::ldexp(1.0f, -k);
+          for (int64_t i = 0; i < n; ++i) store_float(out.data, out.dtype, i, load_float(src, DType::F16, i) * inv);
+        } else {
+          for (int64_t i = 0; i < n; ++i)
+            store_float(out.data, out.dtype, i, std::ldexp(load_float(src, DType::F16, i), -k));
+        }
+        break;
+      }
+      default: decode_blocks(r, out); break;
+    }
+  }
+
+ private:
+  size_t payload_bytes(uint64_t n, int64_t block) const {
+    switch (kind_) {
+      case QuantKind::CastBf16: return kQuantHeaderBytes + 2 * n;
+      case QuantKind::CastFp16: return kQuantHeaderBytes + 4 + 2 * n;
+      default: {
+        const uint64_t b = static_cast<uint64_t>(block);
+        return kQuantHeaderBytes + 4 + 4 * (n / b + (n % b != 0)) + n;
+      }
+    }
+  }
+
+  uint8_t encode(float x, float scale) const {
+    if (!std::isfinite(x)) {
+      if (kind_ == QuantKind::Int8Block) return 0x80;
+      const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+      return sign | (kind_ == QuantKind::Fp8E4M3 ? 0x7F : 0x7E);
+    }
+    if (scale == 0) return 0;  // all-zero block (or a scale that underflowed): every finite value is 0
+    const float v = x / scale;
+    switch (kind_) {
+      case QuantKind::Int8Block:
+        // Clamp, then round half to even by adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22).
+        return static_cast<uint8_t>(
+            static_cast<int8_t>((std::clamp(v, -127.0f, 127.0f) + 0x1.8p23f) - 0x1.8p23f));
+      case QuantKind::Fp8E4M3: return float_to_e4m3(v);
+      default: return float_to_e5m2(v);
+    }
+  }
+
+  void encode_blocks(TensorView in, StreamWriter& w) const {
+    const int64_t n = in.count, b = block_;
+    const int64_t blocks = n / b + (n % b != 0);
+    w.put(static_cast<uint32_t>(b));
+    uint8_t* scales = w.reserve(4 * static_cast<size_t>(blocks));
+    uint8_t* codes = w.reserve(static_cast<size_t>(n));
+    const float q = qmax(kind_);
+    std::vector<float> buf(static_cast<size_t>(std::min(b, std::max<int64_t>(n, 1))));
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t begin = blk * b, len = std::min(b, n - begin);
+      float absmax = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        buf[i] = load_float(in.data, in.dtype, begin + i);
+        if (std::isfinite(buf[i])) absmax = std::max(absmax, std::fabs(buf[i]));
+      }
+      float scale = absmax / q;
+      if (std::isinf(scale * q)) scale = std::nextafter(scale, 0.0f);  // keep q * scale finite near FLT_MAX
+      std::memcpy(scales + 4 * blk, &scale, 4);
+      for (int64_t i = 0; i < len; ++i) codes[begin + i] = encode(buf[i], scale);
+    }
+  }
+
+  void decode_blocks(StreamReader& r, MutableTensorView out) const {
+    const uint32_t b = r.get<uint32_t>("block");
+    if (b == 0) r.fail("block size is 0");
+    const uint64_t n = static_cast<uint64_t>(out.count);
+    const uint64_t blocks = n / b + (n % b != 0);
+    if (r.remaining() != 4 * blocks + n)
+      r.fail("stream has " + std::to_string(r.remaining()) + " bytes after the header, " + std::to_string(blocks) +
+             " scales and " + std::to_string(n) + " codes need " + std::to_string(4 * blocks + n));
+    const uint8_t* scales = r.take(4 * blocks, "scales");
+    const uint8_t* codes = r.take(n, "codes");
+    const std::array<float, 256>& t = kind_ == QuantKind::Int8Block ? table<int8_decode>()
+                                      : kind_ == QuantKind::Fp8E4M3  ? table<e4m3_to_float>()
+                                                                     : table<e5m2_to_float>();
+    for (uint64_t blk = 0; blk < blocks; ++blk) {
+      float scale;
+      std::memcpy(&scale, scales + 4 * blk, 4);
+      const uint64_t begin = blk * b, end = std::min<uint64_t>(n, begin + b);
+      for (uint64_t i = begin; i < end; ++i)
+        store_float(out.data, out.dtype, static_cast<int64_t>(i), t[codes[i]] * scale);
+    }
+  }
+
+  QuantKind kind_;
+  int64_t block_;
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> make_quant_codec(QuantKind kind, int64_t block) {
+  return std::make_unique<QuantCodec>(kind, block);
+}
+
+}  // namespace mlsb::compress
