@@ -1,9 +1,5 @@
 #include "backends/comm/mpi_env.hpp"
 
-// The C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
 #include <mpi.h>
 
 #include <cstdlib>

@@ -11,14 +11,10 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 
+#include "harness/parallel.hpp"
 #include "workloads/compress/baselines.hpp"
 
 namespace mlsb::compress {
@@ -66,33 +62,6 @@ std::span<const uint8_t> check_header(Kind k, std::span<const uint8_t> in, Mutab
   return in.subspan(kHeaderBytes);
 }
 
-// Runs body(item, worker) for items [0, n) on up to `threads` threads; rethrows the first exception.
-void parallel_for(size_t n, int threads, const std::function<void(size_t, int)>& body) {
-  const int workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), n));
-  if (workers <= 1) {
-    for (size_t i = 0; i < n; ++i) body(i, 0);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex mutex;
-  auto run = [&](int worker) {
-    try {
-      for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < n;) body(i, worker);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!error) error = std::current_exception();
-      failed = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  run(0);
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 size_t chunks_of(size_t bytes) { return (bytes + kChunkBytes - 1) / kChunkBytes; }
 size_t chunk_size(size_t bytes, size_t i) { return std::min(kChunkBytes, bytes - i * kChunkBytes); }
 
@@ -112,7 +81,7 @@ size_t compress_chunks(const uint8_t* src, size_t bytes, uint8_t* dst, int threa
   }
   std::vector<size_t> reserved(n + 1, 0), written(n);
   for (size_t i = 0; i < n; ++i) reserved[i + 1] = reserved[i] + bound(chunk_size(bytes, i));
-  parallel_for(n, threads, [&](size_t i, int w) {
+  parallel_for(static_cast<int64_t>(n), threads, [&](int64_t i, int w) {
     const size_t size = chunk_size(bytes, i);
     written[i] = one(src + i * kChunkBytes, size, dst + reserved[i], reserved[i + 1] - reserved[i], w);
   });
@@ -200,7 +169,7 @@ class ZstdCodec final : public Codec {
       fail(Kind::Zstd, "frames hold " + std::to_string(produced) + " bytes, the tensor " +
                            std::to_string(out.bytes()));
     contexts(dctx_, ZSTD_createDCtx);
-    parallel_for(frames.size(), threads_, [&](size_t i, int w) {
+    parallel_for(static_cast<int64_t>(frames.size()), threads_, [&](int64_t i, int w) {
       const Frame& f = frames[i];
       const size_t r = ZSTD_decompressDCtx(dctx_[static_cast<size_t>(w)], out.data + f.dst, f.content,
                                            body.data() + f.src, f.size);
@@ -269,7 +238,7 @@ class Lz4Codec final : public Codec {
     block[n] = pos;
     if (pos != body.size())
       fail(Kind::Lz4, "size: " + std::to_string(body.size() - pos) + " bytes follow the last block");
-    parallel_for(n, threads_, [&](size_t i, int) {
+    parallel_for(static_cast<int64_t>(n), threads_, [&](int64_t i, int) {
       const size_t size = chunk_size(out.bytes(), i);
       const auto csize = static_cast<int>(block[i + 1] - block[i] - 4);
       const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(body.data() + block[i] + 4),

@@ -1,43 +1,11 @@
-// The CPU `exponent` codec object and what its encoder and decoder share: parameter validation and
-// the chunk-parallel loop.
+// The CPU `exponent` codec object and the parameter validation its encoder and decoder share.
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "workloads/compress/exponent_detail.hpp"
 
 namespace mlsb::compress {
 namespace exponent_detail {
-
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int)>& body) {
-  const int workers = static_cast<int>(std::min<int64_t>(threads, n));
-  if (workers <= 1) {
-    for (int64_t i = 0; i < n; ++i) body(i, 0);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex mutex;
-  auto run = [&](int worker) {
-    try {
-      for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < n;) body(i, worker);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!error) error = std::current_exception();
-      failed = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  run(0);
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
 
 void validate(const ExponentParams& p) {
   if (p.chunk_elems == 0) throw std::invalid_argument("chunk_elems: must be at least 1");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "harness/parallel.hpp"
 #include "workloads/compress/exponent.hpp"
 
 namespace mlsb::compress::exponent_detail {
@@ -64,9 +65,6 @@ struct Geometry {
   int64_t stream_begin(int64_t n, int64_t s) const { return std::min(n, s * ((n + streams - 1) / streams)); }
 };
 
-/// Runs body(item, worker) for items [0, n) on up to `threads` threads (worker in [0, threads)); the
-/// first exception thrown stops the others and is rethrown.
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int)>& body);
 
 /// Throws std::invalid_argument naming the field (see make_exponent_codec).
 void validate(const ExponentParams& p);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
+#include "harness/parallel.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/split_rng.hpp"
 
@@ -106,17 +106,9 @@ Tensor generate(std::string_view distribution, DType dtype, int64_t count, doubl
   t.shape = {count};
   t.data.resize(static_cast<size_t>(count) * dtype_size(dtype));
   const int64_t blocks = (count + kBlock - 1) / kBlock;
-  auto fill_blocks = [&](int64_t first, int64_t step) {
-    for (int64_t b = first; b < blocks; b += step)
-      fill_block(p, t.data.data(), b * kBlock, std::min(count, (b + 1) * kBlock), b);
-  };
-  if (count >= kParallelFrom) {
-    std::thread other(fill_blocks, 1, 2);
-    fill_blocks(0, 2);
-    other.join();
-  } else {
-    fill_blocks(0, 1);
-  }
+  parallel_for(blocks, count >= kParallelFrom ? 2 : 1, [&](int64_t b, int) {
+    fill_block(p, t.data.data(), b * kBlock, std::min(count, (b + 1) * kBlock), b);
+  });
   return t;
 }
 

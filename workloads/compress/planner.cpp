@@ -1,6 +1,8 @@
 #include "workloads/compress/planner.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "workloads/compress/link_model.hpp"
@@ -12,30 +14,7 @@ double option_time(const OptionCost& o, double link_gbps) {
   return modelled_step_s(o.compress_s, o.wire_bytes, o.decompress_s, link_gbps);
 }
 
-struct Totals {
-  double time = 0, error = 0;
-};
-
-Totals totals(const std::vector<TensorCosts>& t, const std::vector<size_t>& choice, double link) {
-  Totals s;
-  for (size_t i = 0; i < t.size(); ++i) {
-    s.time += option_time(t[i].options[choice[i]], link);
-    s.error += t[i].options[choice[i]].sq_error;
-  }
-  return s;
-}
-
-std::vector<size_t> pick(const std::vector<TensorCosts>& t, double lambda, double link) {
-  std::vector<size_t> choice(t.size(), 0);
-  for (size_t i = 0; i < t.size(); ++i) {
-    double best = INFINITY;
-    for (size_t o = 0; o < t[i].options.size(); ++o) {
-      const double cost = option_time(t[i].options[o], link) + lambda * t[i].options[o].sq_error;
-      if (cost < best) best = cost, choice[i] = o;
-    }
-  }
-  return choice;
-}
+constexpr int kUnits = 4096;  // the error budget's resolution
 
 }  // namespace
 
@@ -66,40 +45,39 @@ Plan choose_plan(const std::vector<TensorCosts>& t, double link, double budget) 
   double norm2 = 0;
   for (const auto& x : t) norm2 += x.norm2;
   const double allowed = budget * budget * norm2;
-  auto feasible = [&](const std::vector<size_t>& c) { return totals(t, c, link).error <= allowed; };
-
-  std::vector<size_t> best = pick(t, 0, link);
-  if (!feasible(best)) {
-    double lo = 0, hi = 1;
-    while (!feasible(pick(t, hi, link)) && hi < 1e300) hi *= 16;
-    for (int i = 0; i < 200 && hi > lo * (1 + 1e-12); ++i) {
-      const double mid = lo == 0 ? hi / 1024 : std::sqrt(lo * hi);
-      (feasible(pick(t, mid, link)) ? hi : lo) = mid;
-      if (lo == 0 && hi < 1e-300) break;
+  const double unit = allowed / kUnits;
+  // Error units of an option, or -1 when it does not fit the budget at all.
+  auto units = [&](const OptionCost& o) -> int {
+    if (o.sq_error == 0) return 0;
+    if (!(unit > 0) || !(o.sq_error <= allowed)) return -1;
+    return static_cast<int>(std::min<double>(kUnits, std::ceil(o.sq_error / unit)));
+  };
+  // best[b]: the least time of the tensors so far using at most b units; pick[i][b] the option taken.
+  std::vector<double> best(kUnits + 1, 0.0), next(kUnits + 1);
+  std::vector<std::vector<uint8_t>> pick(t.size(), std::vector<uint8_t>(kUnits + 1, 0));
+  for (size_t i = 0; i < t.size(); ++i) {
+    std::fill(next.begin(), next.end(), INFINITY);
+    for (size_t o = 0; o < t[i].options.size() && o < 256; ++o) {
+      const int c = units(t[i].options[o]);
+      const double time = option_time(t[i].options[o], link);
+      if (c < 0 || !std::isfinite(time)) continue;
+      for (int b = c; b <= kUnits; ++b)
+        if (best[b - c] + time < next[b]) next[b] = best[b - c] + time, pick[i][b] = static_cast<uint8_t>(o);
     }
-    best = pick(t, hi, link);
-    if (!feasible(best)) best.assign(t.size(), 0);  // candidate 0 is lossless
-  }
-  // Greedy: take the single switch with the largest time saving that stays within the budget, repeat.
-  for (bool improved = true; improved;) {
-    improved = false;
-    const Totals now = totals(t, best, link);
-    double gain = 0;
-    size_t gi = 0, go = 0;
-    for (size_t i = 0; i < t.size(); ++i)
-      for (size_t o = 0; o < t[i].options.size(); ++o) {
-        const auto& cur = t[i].options[best[i]];
-        const auto& alt = t[i].options[o];
-        const double saving = option_time(cur, link) - option_time(alt, link);
-        if (saving > gain && now.error - cur.sq_error + alt.sq_error <= allowed) gain = saving, gi = i, go = o;
-      }
-    if (gain > 0) best[gi] = go, improved = true;
+    best.swap(next);
   }
   Plan p;
-  p.choice = best;
-  const Totals s = totals(t, best, link);
-  p.predicted_s = s.time;
-  p.rel_error = norm2 > 0 ? std::sqrt(s.error / norm2) : 0;
+  p.choice.assign(t.size(), 0);
+  int b = kUnits;
+  double err = 0;
+  for (size_t i = t.size(); i-- > 0;) {
+    p.choice[i] = pick[i][b];
+    const OptionCost& o = t[i].options[p.choice[i]];
+    b -= units(o);
+    p.predicted_s += option_time(o, link);
+    err += o.sq_error;
+  }
+  p.rel_error = norm2 > 0 ? std::sqrt(err / norm2) : 0;
   return p;
 }
 

@@ -35,10 +35,12 @@ struct Plan {
 std::vector<CodecConfig> plan_candidates(DType dtype);
 
 /// Minimises sum_i t_i(o_i), t = compress + wire / link + decompress, subject to
-/// sqrt(sum_i err_i / sum_i norm2_i) <= error_budget: Lagrangian relaxation (each tensor picks
-/// argmin t + lambda * err; lambda bisected to the smallest feasible value), then a greedy pass that
-/// spends the remaining budget on the largest time savings. Candidate 0 must be lossless, so a plan
-/// always exists. Throws std::invalid_argument when link_gbps <= 0 or error_budget < 0.
+/// sqrt(sum_i err_i / sum_i norm2_i) <= error_budget: a multiple-choice knapsack, solved exactly by
+/// dynamic programming over the error budget split into 4096 units (each option's error rounded up to
+/// whole units, so the plan never exceeds the budget; it can miss the optimum by at most the slack the
+/// rounding costs). Candidate 0 must be lossless, so a plan always exists. Options with an infinite time
+/// (a codec that cannot run on the tensor) are never chosen. Throws std::invalid_argument when
+/// link_gbps <= 0 or error_budget < 0.
 Plan choose_plan(const std::vector<TensorCosts>& tensors, double link_gbps, double error_budget);
 
 }  // namespace mlsb::compress

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "unit/compress/codec_test_util.hpp"
 #include "workloads/compress/inputs.hpp"
 
 namespace mlsb::compress {
@@ -12,11 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<uint8_t> compress(Codec& codec, TensorView in) {
-  std::vector<uint8_t> out(codec.max_compressed_bytes(in));
-  out.resize(codec.compress(in, out));
-  return out;
-}
+std::vector<uint8_t> compress(Codec& codec, TensorView in) { return test_util::encode(codec, in); }
 
 std::vector<uint8_t> decompress(Codec& codec, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
   std::vector<uint8_t> out(static_cast<size_t>(count) * dtype_size(dtype));

@@ -4,17 +4,14 @@
 
 #include <cmath>
 
+#include "unit/compress/codec_test_util.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/inputs.hpp"
 
 namespace mlsb::compress {
 namespace {
 
-std::vector<uint8_t> compress(Codec& c, const Tensor& t) {
-  std::vector<uint8_t> s(c.max_compressed_bytes(t.view()));
-  s.resize(c.compress(t.view(), s));
-  return s;
-}
+std::vector<uint8_t> compress(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
 
 Tensor decode(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
   Tensor out = like;

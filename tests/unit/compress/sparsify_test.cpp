@@ -6,16 +6,13 @@
 #include <cmath>
 #include <limits>
 
+#include "unit/compress/codec_test_util.hpp"
 #include "workloads/compress/inputs.hpp"
 
 namespace mlsb::compress {
 namespace {
 
-std::vector<uint8_t> compress(Codec& c, const Tensor& t) {
-  std::vector<uint8_t> s(c.max_compressed_bytes(t.view()));
-  s.resize(c.compress(t.view(), s));
-  return s;
-}
+std::vector<uint8_t> compress(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
 
 std::vector<float> decode(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
   Tensor out = like;
