@@ -5,7 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "backends/comm/half_float.hpp"
+#include "backends/formats/small_floats.hpp"
 
 namespace mlsb::comm {
 namespace {
@@ -65,8 +65,8 @@ void reduce_into(void* acc, const void* in, size_t count, ElemType type, ReduceO
     case ElemType::I64: return reduce_plain<int64_t>(acc, in, count, op);
     case ElemType::F32: return reduce_plain<float>(acc, in, count, op);
     case ElemType::F64: return reduce_plain<double>(acc, in, count, op);
-    case ElemType::F16: return reduce_half<f16_to_f32, f32_to_f16>(acc, in, count, op);
-    case ElemType::BF16: return reduce_half<bf16_to_f32, f32_to_bf16>(acc, in, count, op);
+    case ElemType::F16: return reduce_half<formats::fp16_to_f32, formats::f32_to_fp16>(acc, in, count, op);
+    case ElemType::BF16: return reduce_half<formats::bf16_to_f32, formats::f32_to_bf16>(acc, in, count, op);
   }
   throw CommError("reduce: unknown element type");
 }

@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "backends/comm/communicator.hpp"
-#include "backends/comm/half_float.hpp"
+#include "backends/formats/small_floats.hpp"
 #include "backends/comm/mpi_communicator.hpp"
 
 using namespace mlsb::comm;
+using namespace mlsb::formats;
 
 namespace {
 
@@ -51,7 +52,7 @@ double load(ElemType t, const std::vector<unsigned char>& buf, size_t i) {
     case ElemType::BF16: {
       uint16_t x;
       std::memcpy(&x, p, 2);
-      return t == ElemType::F16 ? f16_to_f32(x) : bf16_to_f32(x);
+      return t == ElemType::F16 ? fp16_to_f32(x) : bf16_to_f32(x);
     }
   }
   return 0;
@@ -65,7 +66,7 @@ void store(ElemType t, std::vector<unsigned char>& buf, size_t i, int64_t v) {
     case ElemType::I64: std::memcpy(p, &v, 8); break;
     case ElemType::F32: { const auto x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
     case ElemType::F64: { const auto x = static_cast<double>(v); std::memcpy(p, &x, 8); break; }
-    case ElemType::F16: { const uint16_t x = f32_to_f16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case ElemType::F16: { const uint16_t x = f32_to_fp16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
     case ElemType::BF16: { const uint16_t x = f32_to_bf16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
   }
 }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/comm/communicator.hpp"
-#include "backends/comm/half_float.hpp"
+#include "backends/formats/small_floats.hpp"
 
 namespace mlsb::comm {
 namespace {
@@ -54,7 +54,7 @@ TEST(CommLocal, IsOneRankAndCollectivesCopy) {
 TEST(CommLocal, HalfFloatSumsOfOneRankAreTheInput) {
   auto c = make_communicator("local");
   for (const ElemType t : {ElemType::BF16, ElemType::F16}) {
-    const auto enc = [&](float f) { return t == ElemType::BF16 ? f32_to_bf16(f) : f32_to_f16(f); };
+    const auto enc = [&](float f) { return t == ElemType::BF16 ? formats::f32_to_bf16(f) : formats::f32_to_fp16(f); };
     const std::vector<uint16_t> src = {enc(1.5f), enc(-0.0f), enc(65504.0f), enc(0x1p-20f), 0x7e00};
     std::vector<uint16_t> dst(src.size());
     c->allreduce(src.data(), dst.data(), src.size(), t, ReduceOp::Sum);

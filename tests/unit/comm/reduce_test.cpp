@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/comm/half_float.hpp"
+#include "backends/formats/small_floats.hpp"
 #include "backends/comm/reduce.hpp"
 
 namespace mlsb::comm {
@@ -16,27 +16,27 @@ namespace {
 TEST(CommReduce, Bf16SumRoundsOncePerStep) {
   // 1 + 2^-8 is a tie in bf16 and rounds to even (1); adding it twice one step at a time stays at 1,
   // while fp32 accumulation of both in one step would give 1 + 2^-7.
-  std::vector<uint16_t> acc = {f32_to_bf16(1.0f), f32_to_bf16(3.0f), f32_to_bf16(-2.5f)};
-  const std::vector<uint16_t> in = {f32_to_bf16(0x1p-8f), f32_to_bf16(0.25f), f32_to_bf16(2.5f)};
+  std::vector<uint16_t> acc = {formats::f32_to_bf16(1.0f), formats::f32_to_bf16(3.0f), formats::f32_to_bf16(-2.5f)};
+  const std::vector<uint16_t> in = {formats::f32_to_bf16(0x1p-8f), formats::f32_to_bf16(0.25f), formats::f32_to_bf16(2.5f)};
   reduce_into(acc.data(), in.data(), acc.size(), ElemType::BF16, ReduceOp::Sum);
-  EXPECT_EQ(bf16_to_f32(acc[0]), 1.0f);
-  EXPECT_EQ(bf16_to_f32(acc[1]), 3.25f);
-  EXPECT_EQ(bf16_to_f32(acc[2]), 0.0f);
+  EXPECT_EQ(formats::bf16_to_f32(acc[0]), 1.0f);
+  EXPECT_EQ(formats::bf16_to_f32(acc[1]), 3.25f);
+  EXPECT_EQ(formats::bf16_to_f32(acc[2]), 0.0f);
 }
 
 TEST(CommReduce, Fp16SumOverflowsToInfAndMaxMin) {
-  std::vector<uint16_t> acc = {f32_to_f16(60000.0f), f32_to_f16(-1.0f)};
-  const std::vector<uint16_t> in = {f32_to_f16(60000.0f), f32_to_f16(2.0f)};
+  std::vector<uint16_t> acc = {formats::f32_to_fp16(60000.0f), formats::f32_to_fp16(-1.0f)};
+  const std::vector<uint16_t> in = {formats::f32_to_fp16(60000.0f), formats::f32_to_fp16(2.0f)};
   auto a = acc;
   reduce_into(a.data(), in.data(), 2, ElemType::F16, ReduceOp::Sum);
-  EXPECT_TRUE(std::isinf(f16_to_f32(a[0])));
-  EXPECT_EQ(f16_to_f32(a[1]), 1.0f);
+  EXPECT_TRUE(std::isinf(formats::fp16_to_f32(a[0])));
+  EXPECT_EQ(formats::fp16_to_f32(a[1]), 1.0f);
   a = acc;
   reduce_into(a.data(), in.data(), 2, ElemType::F16, ReduceOp::Max);
-  EXPECT_EQ(f16_to_f32(a[1]), 2.0f);
+  EXPECT_EQ(formats::fp16_to_f32(a[1]), 2.0f);
   a = acc;
   reduce_into(a.data(), in.data(), 2, ElemType::F16, ReduceOp::Min);
-  EXPECT_EQ(f16_to_f32(a[1]), -1.0f);
+  EXPECT_EQ(formats::fp16_to_f32(a[1]), -1.0f);
 }
 
 TEST(CommReduce, FloatMaxPropagatesNanAndIntegersWrap) {
