@@ -1,5 +1,7 @@
 #include "backends/comm/communicator.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstdlib>
 
 #include "backends/comm/local_communicator.hpp"
@@ -51,6 +53,13 @@ void Communicator::expect_same(std::string_view what, uint64_t value) {
       throw CommError(name() + " expect_same: " + std::string(what) + " differs across ranks: rank " +
                       std::to_string(rank()) + " has " + std::to_string(value) + ", rank " + std::to_string(r) +
                       " has " + std::to_string(all[r]));
+}
+
+double Communicator::max_over_ranks(double value) {
+  double best = value;
+  for (const uint64_t bits : allgather_host_u64(std::bit_cast<uint64_t>(value)))
+    best = std::max(best, std::bit_cast<double>(bits));
+  return best;
 }
 
 std::unique_ptr<Communicator> Communicator::make_duplicate() {

@@ -71,6 +71,8 @@ class Communicator {
   /// naming `what`, this rank's value and the first rank whose value differs. Host values on every
   /// communicator.
   void expect_same(std::string_view what, uint64_t value);
+  /// The largest of every rank's `value` (a time, say); host values on every communicator.
+  double max_over_ranks(double value);
 
   /// A fresh communicator over the same ranks (what duplicate() returns). Collective: every rank calls
   /// it. The default throws CommError (the kind cannot be duplicated).

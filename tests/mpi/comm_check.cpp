@@ -215,7 +215,7 @@ void check_all(Communicator& c, Checker& k, const std::string& pass) {
         if (recv[off] != pattern(r * 16 + me, i)) return "byte " + std::to_string(off) + " from rank " + std::to_string(r);
     return "";
   });
-  k.check(pass + " sendrecv ring, barrier, expect_same, duplicate", [&]() -> std::string {
+  k.check(pass + " sendrecv ring, barrier, expect_same, max_over_ranks, duplicate", [&]() -> std::string {
     for (const size_t bytes : {size_t{0}, size_t{1}, size_t{4097}}) {
       std::vector<unsigned char> send(bytes), recv(bytes, 0xEE);
       for (size_t i = 0; i < bytes; ++i) send[i] = pattern(me, i);
@@ -226,6 +226,7 @@ void check_all(Communicator& c, Checker& k, const std::string& pass) {
     }
     c.barrier();
     c.expect_same("size", 1000);
+    if (c.max_over_ranks(0.5 * me) != 0.5 * (n - 1)) return "max_over_ranks is not the largest rank's value";
     auto d = duplicate(c);
     if (d->rank() != me || d->size() != n) return "duplicate has another rank or size";
     int64_t one = 1;

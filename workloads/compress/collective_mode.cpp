@@ -6,6 +6,7 @@
 
 #include "backends/comm/bandwidth.hpp"
 #include "backends/comm/communicator.hpp"
+#include "backends/cuda/device_buffer.hpp"
 #include "workloads/compress/collectives/compressed_collective.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/link_model.hpp"
@@ -25,12 +26,13 @@ class CollectiveBench final : public ModeBench {
  public:
   void setup(State& state) override {
     comm_ = &state.comm();
-    if (comm_->device_buffers())
-      state.skip("the compress workload's collectives use host buffers; on nccl run codec none through "
-                 "mode=collective is not wired yet (use --comm mpi)");
     const int n = comm_->size();
     op_ = comm::parse_collective(state.get_string("collective"));
     config_ = codec_config(state);
+    device_ = comm_->device_buffers();
+    if (device_ && config_.name != "none")
+      state.skip("on nccl the collective runs uncompressed (codec none): compressed collectives on device "
+                 "buffers are not wired yet (use --comm mpi for them)");
     const std::string algo = state.get_string("algorithm");
     algorithm_ = algo == "auto" ? default_algorithm(op_, config_.name) : parse_algorithm(algo);
     try {
@@ -54,9 +56,15 @@ class CollectiveBench final : public ModeBench {
     out_.assign(out_bytes, 0);
     ref_.assign(out_bytes, 0);
     link_gbps_ = state.get_float("link_gbps");
+    if (device_) {
+      d_in_ = std::make_unique<cuda::DeviceBuffer>(input_.data.size());
+      d_out_ = std::make_unique<cuda::DeviceBuffer>(out_bytes);
+      d_in_->upload(input_.data.data(), input_.data.size());
+    }
   }
 
   void sample(State& state) override {
+    if (device_) return sample_device(state);
     const Timed base = timed(*baseline_, ref_);
     const Timed meas = timed(*measured_, out_);
     // The slowest rank defines a collective's time; the codec's share is the slowest rank's too.
@@ -94,6 +102,7 @@ class CollectiveBench final : public ModeBench {
   // and the twin equals the native collective (exactly without arithmetic; within rounding for sums).
   // Lossy: the error against the native result is within the codec's bound (finite data).
   void verify(State& state) override {
+    if (device_) return verify_device(state);
     const bool reduces = op_ == comm::Collective::AllReduce || op_ == comm::Collective::ReduceScatter;
     if (is_lossless(config_.name)) {
       if (algorithm_ != Algorithm::Native) {
@@ -117,6 +126,43 @@ class CollectiveBench final : public ModeBench {
   }
 
  private:
+  // nccl: the NCCL collective itself on device buffers (nccl-tests' measurement), max over ranks.
+  void sample_device(State& state) {
+    const bool in_place = op_ == comm::Collective::Broadcast;
+    if (in_place) d_out_->copy_from(*d_in_, input_.data.size());
+    const TensorView in{static_cast<const uint8_t*>(in_place ? d_out_->data() : d_in_->data()), input_.count(),
+                        input_.dtype, {}};
+    const MutableTensorView out{static_cast<uint8_t*>(d_out_->data()),
+                                static_cast<int64_t>(out_.size() / dtype_size(input_.dtype)), input_.dtype};
+    comm_->barrier();
+    const auto t0 = Clock::now();
+    const CollectiveStats stats = baseline_->run(in, out);
+    const double t = comm_->max_over_ranks(std::chrono::duration<double>(Clock::now() - t0).count());
+    const double algbw = comm::algbw_bytes(op_, static_cast<double>(input_.data.size()), comm_->size()) / t / 1e9;
+    state.record("time_ms", t * 1e3);
+    state.record("algbw_gbps", algbw);
+    state.record("busbw_gbps", algbw * comm::busbw_factor(op_, comm_->size()));
+    state.record("wire_bytes", stats.wire_bytes);
+  }
+
+  // nccl: what each rank can check alone — its own block of a data-moving collective, and a one-rank
+  // reduction — equals its input.
+  void verify_device(State& state) {
+    d_out_->download(out_.data(), out_.size());
+    const int n = comm_->size(), me = comm_->rank();
+    const size_t bytes = input_.data.size();
+    const uint8_t* own = nullptr;
+    size_t len = bytes, at = 0;
+    switch (op_) {
+      case comm::Collective::AllGather: own = out_.data() + static_cast<size_t>(me) * bytes; break;
+      case comm::Collective::AllToAll: len = bytes / n, at = static_cast<size_t>(me) * len, own = out_.data() + at; break;
+      case comm::Collective::Broadcast: own = me == 0 ? out_.data() : nullptr; break;
+      default: own = n == 1 ? out_.data() : nullptr; break;
+    }
+    if (own && std::memcmp(own, input_.data.data() + at, len) != 0)
+      state.fail("the nccl " + std::string(comm::to_string(op_)) + " changed this rank's own data");
+  }
+
   Timed timed(CompressedCollective& c, std::vector<uint8_t>& out) {
     comm_->barrier();
     const auto t0 = Clock::now();
@@ -140,6 +186,8 @@ class CollectiveBench final : public ModeBench {
   Tensor input_;
   std::vector<uint8_t> out_, ref_;
   double link_gbps_ = 0, last_error_ = 0;
+  bool device_ = false;
+  std::unique_ptr<cuda::DeviceBuffer> d_in_, d_out_;
 };
 
 }  // namespace

@@ -51,6 +51,12 @@ TEST(CommLocal, IsOneRankAndCollectivesCopy) {
   c->allreduce(nullptr, nullptr, 0, ElemType::F32, ReduceOp::Sum);  // empty is fine
 }
 
+TEST(CommLocal, MaxOverRanksOfOneRankIsTheValue) {
+  auto c = make_communicator("local");
+  EXPECT_EQ(c->max_over_ranks(2.5), 2.5);
+  EXPECT_EQ(c->max_over_ranks(-0.0), -0.0);
+}
+
 TEST(CommLocal, HalfFloatSumsOfOneRankAreTheInput) {
   auto c = make_communicator("local");
   for (const ElemType t : {ElemType::BF16, ElemType::F16}) {

@@ -135,7 +135,11 @@ CollectiveStats CompressedCollective::run_native(TensorView in, MutableTensorVie
     case Collective::ReduceScatter: comm_.reduce_scatter(in.data, out.data, count / n, t, comm::ReduceOp::Sum); break;
     case Collective::AllToAll: comm_.alltoall(in.data, out.data, count / n, t); break;
     case Collective::Broadcast:
-      std::memcpy(out.data, in.data, in.bytes());
+      if (in.data != out.data) {
+        if (comm_.device_buffers())
+          throw std::invalid_argument("broadcast on device buffers runs in place: pass one buffer as input and output");
+        std::memcpy(out.data, in.data, in.bytes());
+      }
       comm_.broadcast(out.data, count, t, 0);
       break;
   }

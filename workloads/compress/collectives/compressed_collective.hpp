@@ -58,7 +58,9 @@ class CompressedCollective {
   CompressedCollective(comm::Communicator& comm, comm::Collective op, Algorithm algorithm, const CodecConfig& codec);
 
   /// One collective: `in` is this rank's input (count elements), `out` receives
-  /// collective_output_count(...) elements of the same dtype. Broadcast's root is rank 0.
+  /// collective_output_count(...) elements of the same dtype. Broadcast's root is rank 0. On a
+  /// device-buffer communicator (nccl) only the native algorithm runs, on device pointers, and a
+  /// broadcast runs in place (in.data == out.data).
   /// Throws CodecError, comm::CommError, or std::invalid_argument for a count the collective cannot split.
   CollectiveStats run(TensorView in, MutableTensorView out);
 

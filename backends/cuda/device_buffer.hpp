@@ -1,0 +1,30 @@
+#pragma once
+// Device memory for host code that hands buffers to device-buffer communicators (nccl) or kernels.
+#include <cstddef>
+#include <stdexcept>
+
+namespace mlsb::cuda {
+
+/// A cudaMalloc'd buffer of `bytes`, freed on destruction. Throws std::runtime_error naming the CUDA
+/// error when allocation or a copy fails, and when the build has no CUDA.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  /// Copies `bytes` (<= size()) from host memory into the buffer, or out of it; synchronous.
+  void upload(const void* host, size_t bytes);
+  void download(void* host, size_t bytes) const;
+  /// Copies `bytes` (<= both sizes) from another device buffer; synchronous.
+  void copy_from(const DeviceBuffer& other, size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace mlsb::cuda
