@@ -45,6 +45,8 @@ nlohmann::json read_json_file(const fs::path& path, const std::string& what, std
     return parse_json_limited(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw JsonFileError(name + ": not valid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw JsonFileError(name + ": not valid JSON: " + e.what());
   } catch (const std::length_error& e) {
     throw JsonFileError(name + ": " + e.what());
   }

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backends/comm/mpi_env.hpp"
 #include "harness/catalog.hpp"
 #include "harness/environment.hpp"
 #include "harness/plan.hpp"
@@ -63,6 +64,22 @@ int run_ranks(mlsb::RunComms& comms, const std::function<int(bool root)>& body) 
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mlsysbench: error: %s%s\n", root ? "" : ("rank " + std::to_string(comms.rank()) + ": ").c_str(),
                  e.what());
+  }
+  const bool several = comms.control->size() > 1;
+  if (several && (g_interrupt || code == 130)) {
+    // A signal: peers may be anywhere (in a case, in an agreement), so MPI_Finalize could wait forever.
+    // Rank 0 has stored what it has; the others give it up to 30 s to do so. Then the job ends.
+    if (!root) {
+      try {
+        comms.control->set_cancel_flag(nullptr);
+        comms.control->set_timeout(30);
+        comms.control->broadcast(&code, 1, mlsb::comm::ElemType::I32, 0);
+      } catch (const std::exception&) {
+      }
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    mlsb::comm::mpi_env::abort_job(130);
   }
   try {
     comms.control->set_timeout(120);

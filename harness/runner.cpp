@@ -404,7 +404,10 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   } catch (const std::exception& e) {
     result.broken = true;
     result.interrupted = cancel.load();
-    if (rec.status != "interrupted") {
+    if (result.interrupted) {  // a signal cut the agreement short: the case did not fail
+      rec.status = "interrupted";
+      rec.reason = "interrupted by a signal";
+    } else if (rec.status != "interrupted") {
       rec.status = "failed";
       rec.reason = "the ranks could not agree on the case's result: " + std::string(e.what());
     }

@@ -79,7 +79,10 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   return m;
 }
 
-std::string case_key(const CaseRecord& c) { return c.workload + '\n' + c.params_key; }
+// Cases on another communicator or rank count measure something else: they never pair.
+std::string case_key(const CaseRecord& c) {
+  return c.workload + '\n' + c.params_key + '\n' + c.comm + '\n' + std::to_string(c.ranks);
+}
 
 }  // namespace
 
@@ -121,7 +124,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}};
   const std::vector<std::string> base_names = case_display_names(base.cases);
   const std::vector<std::string> cand_names = case_display_names(cand.cases);
-  // Cases with the same workload and params pair up in run order (first with first, second with second).
+  // Cases with the same workload, params, communicator and ranks pair up in run order (first with first, second with second).
   std::map<std::string, std::vector<size_t>> cand_cases;  // key -> indices into cand.cases
   for (size_t i = 0; i < cand.cases.size(); ++i) cand_cases[case_key(cand.cases[i])].push_back(i);
   std::map<std::string, size_t> used;

@@ -42,6 +42,13 @@ void ensure_initialized() {
   if (!error.empty()) throw CommError(error);
 }
 
+void abort_job(int code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 int world_rank() {
   ensure_initialized();
   int r = 0;

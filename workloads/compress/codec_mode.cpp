@@ -101,6 +101,8 @@ class CodecBench final : public ModeBench {
       const TensorView dec{decoded_.data(), in.count, in.dtype, {}};
       const ErrorMetrics e = compare_tensors(in, dec);
       last_error_ = e.rel_l2;
+      lost_ = e.lost;
+      state.record("nonfinite_outputs", static_cast<double>(e.lost));
       record_if_finite(state, "rel_l2_error", e.rel_l2);
       record_if_finite(state, "max_abs_error", e.max_abs);
       record_if_finite(state, "snr_db", std::min(e.snr_db, 300.0));
@@ -117,6 +119,8 @@ class CodecBench final : public ModeBench {
     if (codec_->lossless()) {
       if (std::memcmp(decoded_.data(), input_.data.data(), input_.data.size()) != 0)
         state.fail("lossless round trip differs: " + first_difference(input_, decoded_));
+    } else if (finite_ && lost_ > 0) {
+      state.fail(std::to_string(lost_) + " finite element(s) decoded as Inf or NaN by " + config_.name);
     } else if (finite_ && input_.count() > 0 && !(last_error_ <= lossy_error_bound(config_.name))) {
       state.fail("relative L2 error " + std::to_string(last_error_) + " exceeds the bound " +
                  std::to_string(lossy_error_bound(config_.name)) + " of " + config_.name);
@@ -130,14 +134,14 @@ class CodecBench final : public ModeBench {
     ++ef_steps_;
     double num = 0, den = 0;
     for (int64_t i = 0; i < in.count; ++i) {
-      const double x = load_float(in.data, in.dtype, i);
-      if (!std::isfinite(x)) continue;
-      ef_sum_[static_cast<size_t>(i)] += load_float(dec.data, dec.dtype, i);
+      const double x = load_float(in.data, in.dtype, i), y = load_float(dec.data, dec.dtype, i);
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;  // counted by nonfinite_outputs
+      ef_sum_[static_cast<size_t>(i)] += y;
       const double d = ef_sum_[static_cast<size_t>(i)] - ef_steps_ * x;
       num += d * d;
       den += ef_steps_ * x * ef_steps_ * x;
     }
-    if (den > 0) state.record("ef_rel_l2_error", std::sqrt(num / den));
+    if (den > 0) record_if_finite(state, "ef_rel_l2_error", std::sqrt(num / den));
   }
 
   // The CPU codec is the oracle of the GPU one: it decodes the GPU's stream to the same bytes.
@@ -157,6 +161,7 @@ class CodecBench final : public ModeBench {
   std::vector<uint8_t> stream_, decoded_, gpu_stream_;
   size_t stream_size_ = 0;
   double ideal_ = 1, link_gbps_ = 0, last_error_ = 0;
+  int64_t lost_ = 0;
   bool gpu_ = false, finite_ = true, ef_ = false;
   std::vector<double> ef_sum_;
   int64_t ef_steps_ = 0;

@@ -1,5 +1,7 @@
 // The compress workload: tensor codecs (lossless exponent coding, library baselines, lossy quantisers,
 // sparsifiers, PowerSGD), collectives with a codec in the loop, and a bandwidth-aware codec planner.
+#include <new>
+
 #include "harness/axes.hpp"
 #include "harness/registry.hpp"
 #include "workloads/compress/codec.hpp"
@@ -58,6 +60,7 @@ class CompressWorkload final : public Workload {
         {"rel_l2_error", "ratio", Better::Lower, "lossy: ||x - y|| / ||x||"},
         {"max_abs_error", "abs", Better::Lower, "lossy: max |x - y|"},
         {"snr_db", "dB", Better::Higher, "lossy: 10 log10(||x||^2 / ||x - y||^2), capped at 300"},
+        {"nonfinite_outputs", "count", Better::Lower, "lossy: finite elements decoded as Inf or NaN"},
         {"ef_rel_l2_error", "ratio", Better::Lower, "error feedback: ||sum of T decoded steps - T x|| / ||T x||"},
         {"model_time_ms", "ms", Better::Lower, "link model: compress + wire bytes / link + decompress"},
         {"model_speedup", "ratio", Better::Higher, "link model: uncompressed transfer time / model_time_ms"},
@@ -89,13 +92,31 @@ class CompressWorkload final : public Workload {
     if (mode != "codec" && state.backend() == "cuda")
       state.skip("mode " + mode + " runs on host buffers; the cuda backend runs mode codec");
     bench_ = mode == "codec" ? make_codec_bench() : mode == "collective" ? make_collective_bench() : make_plan_bench();
-    bench_->setup(state);
+    guard(state, [&] { bench_->setup(state); });
   }
-  void sample(State& state) override { bench_->sample(state); }
+  void sample(State& state) override {
+    guard(state, [&] { bench_->sample(state); });
+  }
   void verify(State& state) override { bench_->verify(state); }
   void teardown(State&) override { bench_.reset(); }
 
  private:
+  // An allocation the machine cannot satisfy fails the case with the size asked for, not "std::bad_alloc".
+  template <typename F>
+  static void guard(State& state, F&& body) {
+    try {
+      body();
+    } catch (const std::bad_alloc&) {
+      std::string size;
+      if (state.get_string("tensor_file") == "none" && state.get_string("mode") != "plan") {
+        const double gib = static_cast<double>(state.get_int("elements")) *
+                           static_cast<double>(dtype_size(parse_dtype(state.get_string("dtype")))) / (1 << 30);
+        size = " (the input alone is " + std::to_string(gib) + " GiB; codecs and collectives need a few times that)";
+      }
+      state.fail("out of memory: the case's buffers do not fit in this machine's memory" + size);
+    }
+  }
+
   std::unique_ptr<ModeBench> bench_;
 };
 

@@ -20,6 +20,7 @@ ErrorMetrics compare_tensors(TensorView x, TensorView y) {
     const double b = load_float(y.data, y.dtype, i);
     if (!std::isfinite(a) || !std::isfinite(b)) {
       ++m.nonfinite;
+      m.lost += std::isfinite(a);
       continue;
     }
     const double d = a - b;

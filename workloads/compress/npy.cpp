@@ -168,7 +168,9 @@ Tensor npy_load(InputFile& file, std::string_view name) {
   t.name = h.info.name;
   t.dtype = h.info.dtype;
   t.shape = h.info.shape;
-  t.data.resize(static_cast<size_t>(h.info.count) * dtype_size(t.dtype));
+  const uint64_t bytes = static_cast<uint64_t>(h.info.count) * dtype_size(t.dtype);
+  file.require(h.data_start, bytes, "the array data");  // before allocating what the header claims
+  t.data.resize(bytes);
   file.read(h.data_start, t.data, "the array data");
   if (h.big_endian) {
     const size_t w = dtype_size(t.dtype);

@@ -30,6 +30,7 @@ std::vector<CodecConfig> plan_candidates(DType dtype) {
   auto keep = [](CodecConfig&) {};
   add("none", keep);
   add("exponent", keep);
+  add("zstd", [](CodecConfig& k) { k.level = 1; });
   if (dtype == DType::F32) add("cast-bf16", keep);
   add("int8-block", keep);
   add("fp8-e4m3", keep);

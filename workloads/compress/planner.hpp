@@ -29,9 +29,9 @@ struct Plan {
   double rel_error = 0;        ///< sqrt(sum sq_error / sum norm2) of the chosen options
 };
 
-/// Candidate codecs for tensors of `dtype`: none (lossless, always first), exponent, cast-bf16 (fp32
-/// only), int8-block, fp8-e4m3, topk 10% and 1%, powersgd rank 4 — without error feedback, so one
-/// step's error is what the budget bounds.
+/// Candidate codecs for tensors of `dtype`: none (the raw tensor, no codec time; always first),
+/// exponent, zstd -1, cast-bf16 (fp32 only), int8-block, fp8-e4m3, topk 10% and 1%, powersgd rank 4 —
+/// without error feedback, so one step's error is what the budget bounds.
 std::vector<CodecConfig> plan_candidates(DType dtype);
 
 /// Minimises sum_i t_i(o_i), t = compress + wire / link + decompress, subject to

@@ -21,10 +21,14 @@ void InputFile::fail(const std::string& message) const {
   throw TensorFileError("tensor file '" + path_.string() + "': " + message);
 }
 
-void InputFile::read(uint64_t offset, std::span<uint8_t> dst, std::string_view what) {
-  if (offset > size_ || dst.size() > size_ - offset)
-    fail("truncated: " + std::string(what) + " needs " + std::to_string(dst.size()) + " bytes at offset " +
+void InputFile::require(uint64_t offset, uint64_t bytes, std::string_view what) const {
+  if (offset > size_ || bytes > size_ - offset)
+    fail("truncated: " + std::string(what) + " needs " + std::to_string(bytes) + " bytes at offset " +
          std::to_string(offset) + ", the file has " + std::to_string(size_) + " bytes");
+}
+
+void InputFile::read(uint64_t offset, std::span<uint8_t> dst, std::string_view what) {
+  require(offset, dst.size(), what);
   if (dst.empty()) return;
   in_.clear();
   in_.seekg(static_cast<std::streamoff>(offset));

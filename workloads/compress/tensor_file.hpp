@@ -23,6 +23,9 @@ class InputFile {
   /// Reads exactly dst.size() bytes at `offset`; `what` names them in the error for a short file
   /// ("truncated: <what> needs N bytes at offset O, the file has S bytes").
   void read(uint64_t offset, std::span<uint8_t> dst, std::string_view what);
+  /// Throws the same "truncated" error when `bytes` at `offset` run past the end of the file (call it
+  /// before allocating a buffer a header asks for).
+  void require(uint64_t offset, uint64_t bytes, std::string_view what) const;
 
  private:
   std::filesystem::path path_;

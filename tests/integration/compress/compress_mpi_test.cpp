@@ -44,7 +44,9 @@ TEST(CompressMpi, EveryCollectiveAndCodecFamilyOnFourRanks) {
     EXPECT_EQ(c.ranks, 4);
     collectives.insert(c.params["collective"].get<std::string>());
     for (const auto& s : c.summaries)
-      if (s.metric == "busbw_gbps") EXPECT_GT(s.stats.median, 0) << c.params_key;
+      if (s.metric == "busbw_gbps") {
+        EXPECT_GT(s.stats.median, 0) << c.params_key;
+      }
   }
   EXPECT_EQ(collectives.size(), 5u);
 }
@@ -61,6 +63,38 @@ TEST(CompressMpi, RanksWithDifferentInputsStopWithAnErrorInsteadOfHanging) {
   EXPECT_NE(r.exit_code, 124) << "timed out: a rank hung";
   EXPECT_THAT(r.out + r.err, ::testing::HasSubstr("rank"));
 }
+
+// SIGTERM to one rank of a running job (rank 1, then rank 0 alone): the job ends within a bounded time,
+// the finished cases are kept and the run is marked interrupted, never left hanging or "running".
+void signal_one_rank(int rank) {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const std::string db = (dir / "r.db").string();
+  const std::string script =
+      "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 150 mpirun -n 4 --oversubscribe '" +
+      test::binary().string() + "' run compress-collectives --db '" + db +
+      "' > '" + (dir / "log").string() + "' 2>&1; echo $? > '" + (dir / "rc").string() + "') &\n"
+      "job=$!; sleep 5; start=$(date +%s)\n"
+      "for p in $(pgrep -f \"" + db + "\"); do\n"
+      "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=" + std::to_string(rank) +
+      "; then kill -TERM $p; fi\n"
+      "done\n"
+      "wait $job; echo $(( $(date +%s) - start ))";
+  const auto r = test::run_shell(script);
+  const int rc = std::stoi(test::read_file(dir / "rc"));
+  EXPECT_NE(rc, 124) << "the job hung\n" << test::read_file(dir / "log");
+  EXPECT_NE(rc, 0);
+  EXPECT_LT(std::stoi(r.out), 100) << "seconds from the signal to the end of the job";
+  reports::Store store(db, /*read_only=*/true);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "interrupted") << test::read_file(dir / "log");
+  const auto run = store.load_run(runs[0].id);
+  for (const auto& c : run.cases) EXPECT_TRUE(c.status == "ok" || c.status == "interrupted") << c.status << ": " << c.reason;
+}
+
+TEST(CompressMpi, SigtermToOneRankEndsTheJobAndKeepsTheRun) { signal_one_rank(1); }
+TEST(CompressMpi, SigtermToRankZeroEndsTheJobAndKeepsTheRun) { signal_one_rank(0); }
 
 }  // namespace
 }  // namespace mlsb

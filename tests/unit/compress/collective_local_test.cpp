@@ -77,7 +77,9 @@ TEST(CompressCollectiveLocal, DefaultAlgorithmFollowsTheCodec) {
   EXPECT_EQ(default_algorithm(Collective::AllReduce, "randomk"), Algorithm::Linear);
   EXPECT_EQ(default_algorithm(Collective::AllReduce, "powersgd"), Algorithm::Linear);
   EXPECT_EQ(default_algorithm(Collective::AllGather, "randomk"), Algorithm::Gather);
-  EXPECT_EQ(default_algorithm(Collective::AllReduce, "exponent"), Algorithm::Gather);
+  EXPECT_EQ(default_algorithm(Collective::AllReduce, "exponent"), Algorithm::Ring);
+  EXPECT_EQ(default_algorithm(Collective::AllReduce, "int8-block"), Algorithm::Ring);
+  EXPECT_EQ(default_algorithm(Collective::AllReduce, "topk"), Algorithm::Gather);
   EXPECT_THROW(parse_algorithm("tree"), std::invalid_argument);
 }
 

@@ -37,6 +37,7 @@ TEST(CompressErrorMetrics, NonFiniteSkippedAndCounted) {
   const std::vector<float> x = {nan, inf, 3, 4}, y = {0, 0, inf, 4};
   const ErrorMetrics m = compare_tensors(f32(x), f32(y));
   EXPECT_EQ(m.nonfinite, 3);
+  EXPECT_EQ(m.lost, 1);  // the finite 3 decoded as Inf
   EXPECT_EQ(m.rel_l2, 0);
 }
 

@@ -277,6 +277,9 @@ TEST(CompressNpy, MalformedFiles) {
   EXPECT_THAT(load_error(dir / "f.npy", "f"), HasSubstr("fortran_order"));
   write_bytes(dir / "t.npy", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }\n"), {1, 2, 3});
   EXPECT_THAT(load_error(dir / "t.npy", "t"), AllOf(HasSubstr("t.npy"), HasSubstr("truncated"), HasSubstr("needs 40 bytes")));
+  // A tiny file claiming 2^45 bytes: refused before anything that size is allocated.
+  write_bytes(dir / "big.npy", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (8796093022208,), }\n"), {1});
+  EXPECT_THAT(load_error(dir / "big.npy", "big"), AllOf(HasSubstr("truncated"), HasSubstr("needs 35184372088832 bytes")));
   write_bytes(dir / "k.npy", npy_v1("{'descr': '<f4', 'shape': (1,), }\n"), {1});
   EXPECT_THAT(load_error(dir / "k.npy", "k"), HasSubstr("fortran_order"));
   write_bytes(dir / "g.npy", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (1,, }\n"), {1});

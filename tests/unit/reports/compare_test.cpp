@@ -40,6 +40,19 @@ TEST(CompareTest, IdenticalRunsAreTheSameEverywhereWithoutRegression) {
   EXPECT_EQ(c.not_compared.size(), 2u);  // the failed and the skipped case
 }
 
+TEST(CompareTest, CasesOnOtherRankCountsOrCommunicatorsDoNotPair) {
+  const RunData base = one_case_run("a", {5.0, 5.1, 4.9, 5.0});
+  for (const auto& [comm, ranks] : {std::pair<std::string, int>{"mpi", 4}, {"local", 2}, {"mpi", 1}}) {
+    RunData cand = one_case_run("b", {1.0, 1.1, 0.9, 1.0});
+    cand.cases[0].comm = comm;
+    cand.cases[0].ranks = ranks;
+    const Comparison c = compare_runs(base, cand);
+    EXPECT_TRUE(c.metrics.empty()) << comm << " " << ranks;
+    EXPECT_EQ(c.only_base.size(), 1u);
+    EXPECT_EQ(c.only_cand.size(), 1u);
+  }
+}
+
 TEST(CompareTest, IdenticalSingleSamplesAreTheSame) {
   const RunData run = one_case_run("a", {5.0});
   const Comparison c = compare_runs(run, run);

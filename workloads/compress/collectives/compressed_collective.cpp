@@ -81,8 +81,8 @@ std::string_view to_string(Algorithm a) {
 
 Algorithm default_algorithm(Collective op, std::string_view codec) {
   if (codec == "none") return Algorithm::Native;
-  if (op == Collective::AllReduce && (codec == "randomk" || codec == "powersgd")) return Algorithm::Linear;
-  return Algorithm::Gather;
+  if (op != Collective::AllReduce || codec == "topk") return Algorithm::Gather;
+  return codec == "randomk" || codec == "powersgd" ? Algorithm::Linear : Algorithm::Ring;
 }
 
 int64_t collective_output_count(Collective op, int64_t count, int ranks) {

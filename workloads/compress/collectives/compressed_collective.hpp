@@ -31,8 +31,9 @@ enum class Algorithm { Native, Gather, Ring, Linear };
 Algorithm parse_algorithm(std::string_view name);
 std::string_view to_string(Algorithm a);
 
-/// The default algorithm of a codec for a collective: native for "none", linear for randomk/powersgd
-/// allreduce, gather otherwise.
+/// The default algorithm of a codec for a collective: native for "none"; for allreduce linear with
+/// randomk/powersgd, gather with topk, ring otherwise (a ring step sends 2(n-1)/n of the compressed
+/// tensor, gather n-1 times it); gather for the other collectives.
 Algorithm default_algorithm(comm::Collective op, std::string_view codec);
 
 /// Elements of the input and output of a collective for `count` input elements per rank:
