@@ -73,7 +73,8 @@ Table failing_tasks_table(const std::vector<FailedTask>& failing) {
 }
 
 std::string html_table(const Table& t, const std::string& css_class) {
-  std::string out = "<table class=\"" + css_class + "\"><thead><tr>";
+  // A wide table (many metrics) scrolls inside its own box instead of widening the page.
+  std::string out = "<div class=\"wide\"><table class=\"" + css_class + "\"><thead><tr>";
   for (const auto& h : t.header) out += "<th>" + html_escape(h) + "</th>";
   out += "</tr></thead><tbody>";
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -83,7 +84,7 @@ std::string html_table(const Table& t, const std::string& css_class) {
              html_escape(t.rows[r][i]) + "</td>";
     out += "</tr>";
   }
-  return out + "</tbody></table>\n";
+  return out + "</tbody></table></div>\n";
 }
 
 std::string md_table(const Table& t) {
