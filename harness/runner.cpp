@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <condition_variable>
@@ -19,6 +19,7 @@
 #ifdef MLSB_HAVE_NCCL
 #include "backends/comm/nccl_communicator.hpp"
 #endif
+#include "harness/clock.hpp"
 #include "harness/environment.hpp"
 #include "harness/progress.hpp"
 #include "harness/registry.hpp"
@@ -27,7 +28,6 @@
 namespace mlsb {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -101,7 +101,7 @@ struct CaseContext {
       const auto t0 = Clock::now();
       w.sample(st);
       if (cancel) throw Cancelled{};  // a cancelled sample may be partial: never recorded
-      measured += std::chrono::duration<double>(Clock::now() - t0).count();
+      measured += seconds_since(t0);
       ++n;
       samples = n;
       const auto it = st.samples().find(info->primary_metric);

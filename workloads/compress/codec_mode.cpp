@@ -1,10 +1,10 @@
 // Mode `codec`: one codec's round trip on one tensor, on the CPU or (backend cuda) on the GPU.
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "backends/comm/communicator.hpp"
+#include "harness/clock.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/exponent.hpp"
 #include "workloads/compress/gpu_codecs.hpp"
@@ -13,10 +13,6 @@
 
 namespace mlsb::compress {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Metrics a ratio or speed cannot be computed for (an empty tensor) are not recorded.
 void record_if_finite(State& state, std::string_view metric, double value) {

@@ -1,12 +1,12 @@
 // Mode `collective`: a collective with the codec in the loop, timed beside the communicator's own
 // uncompressed collective on the same data in the same sample (nccl-tests' algbw/busbw definitions).
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "backends/comm/bandwidth.hpp"
 #include "backends/comm/communicator.hpp"
 #include "backends/cuda/device_buffer.hpp"
+#include "harness/clock.hpp"
 #include "workloads/compress/collectives/compressed_collective.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/link_model.hpp"
@@ -14,8 +14,6 @@
 
 namespace mlsb::compress {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Timed {
   CollectiveStats stats;
@@ -137,7 +135,7 @@ class CollectiveBench final : public ModeBench {
     comm_->barrier();
     const auto t0 = Clock::now();
     const CollectiveStats stats = baseline_->run(in, out);
-    const double t = comm_->max_over_ranks(std::chrono::duration<double>(Clock::now() - t0).count());
+    const double t = comm_->max_over_ranks(seconds_since(t0));
     const double algbw = comm::algbw_bytes(op_, static_cast<double>(input_.data.size()), comm_->size()) / t / 1e9;
     state.record("time_ms", t * 1e3);
     state.record("algbw_gbps", algbw);
@@ -168,7 +166,7 @@ class CollectiveBench final : public ModeBench {
     const auto t0 = Clock::now();
     Timed t;
     t.stats = c.run(input_.view(), mutable_view(out));
-    t.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    t.seconds = seconds_since(t0);
     return t;
   }
   TensorView view(const std::vector<uint8_t>& b) const {

@@ -76,13 +76,8 @@ class CompressWorkload final : public Workload {
         {"predicted_ms", "ms", Better::Lower, "plan: the planner's predicted time"},
     };
     w.primary_metric = "time_ms";
-    w.runner.warmup = 1;
-    w.runner.min_samples = 5;
-    w.runner.max_samples = 50;
-    w.runner.min_time_s = 0.2;
-    w.runner.max_noise = 0.05;
-    w.runner.max_time_s = 10;
-    w.runner.timeout_s = 600;
+    w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.2, .max_noise = 0.05,
+                .max_time_s = 10, .timeout_s = 600};
     w.backends = {"cpu", "cuda"};
     return w;
   }

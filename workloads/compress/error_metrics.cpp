@@ -30,6 +30,8 @@ ErrorMetrics compare_tensors(TensorView x, TensorView y) {
   }
   constexpr double inf = std::numeric_limits<double>::infinity();
   m.max_abs = max_abs;
+  m.sum_sq_x = norm_x;
+  m.sum_sq_error = norm_d;
   if (norm_d == 0) {
     m.rel_l2 = 0;
     m.snr_db = inf;

@@ -1,11 +1,11 @@
 // Mode `plan`: profiles candidate codecs on every tensor of a model (a preset or a safetensors file),
 // chooses a per-tensor plan under an error budget for a modelled link, then runs the plan and reports
 // its measured time beside the prediction.
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "harness/axes.hpp"
+#include "harness/clock.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/link_model.hpp"
@@ -15,10 +15,6 @@
 
 namespace mlsb::compress {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 double norm2_of(TensorView t) {
   double s = 0;
@@ -48,7 +44,7 @@ OptionCost round_trip(Codec& codec, const Tensor& x, std::vector<uint8_t>& strea
   c.wire_bytes = static_cast<double>(n);
   if (!codec.lossless()) {
     const ErrorMetrics e = compare_tensors(x.view(), {dec.data(), x.count(), x.dtype, {}});
-    c.sq_error = std::isfinite(e.rel_l2) ? e.rel_l2 * e.rel_l2 * norm2_of(x.view()) : INFINITY;
+    c.sq_error = std::isfinite(e.rel_l2) ? e.sum_sq_error : INFINITY;
   }
   return c;
 }

@@ -88,11 +88,7 @@ class ToolbenchWorkload final : public Workload {
         {"tasks_per_s", "tasks/s", Better::Higher, "task trials per second, fixture copies and server starts included"},
     };
     w.primary_metric = "pass_at_1";
-    w.runner.warmup = 0;
-    w.runner.min_samples = 1;
-    w.runner.max_samples = 1;
-    w.runner.min_time_s = 0;
-    w.runner.timeout_s = 3600;
+    w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .timeout_s = 3600};
     return w;
   }
 

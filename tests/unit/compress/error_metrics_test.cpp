@@ -20,6 +20,8 @@ TEST(CompressErrorMetrics, KnownValues) {
   EXPECT_DOUBLE_EQ(m.max_abs, 1.0);
   EXPECT_NEAR(m.snr_db, 10 * std::log10(25.0), 1e-12);
   EXPECT_EQ(m.nonfinite, 0);
+  EXPECT_DOUBLE_EQ(m.sum_sq_x, 25.0);
+  EXPECT_DOUBLE_EQ(m.sum_sq_error, 1.0);
 }
 
 TEST(CompressErrorMetrics, ExactAndZero) {

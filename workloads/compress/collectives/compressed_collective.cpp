@@ -1,18 +1,16 @@
 #include "workloads/compress/collectives/compressed_collective.hpp"
 
-#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "harness/clock.hpp"
+
 namespace mlsb::compress {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using comm::Collective;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 comm::ElemType elem_type(DType t) {
   switch (t) {
