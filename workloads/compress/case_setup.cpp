@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "harness/axes.hpp"
+#include "harness/clock.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/modes.hpp"
 
@@ -41,6 +42,17 @@ Tensor case_input(State& state, int rank) {
     t = std::move(c);
   }
   return t;
+}
+
+TimedRoundTrip timed_round_trip(Codec& codec, TensorView in, std::span<uint8_t> stream, std::span<uint8_t> decoded) {
+  TimedRoundTrip r;
+  auto t0 = Clock::now();
+  r.stream_bytes = codec.compress(in, stream);
+  r.compress_s = seconds_since(t0);
+  t0 = Clock::now();
+  codec.decompress(stream.first(r.stream_bytes), {decoded.data(), in.count, in.dtype});
+  r.decompress_s = seconds_since(t0);
+  return r;
 }
 
 double lossy_error_bound(std::string_view codec) {

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "backends/comm/communicator.hpp"
-#include "harness/clock.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/exponent.hpp"
 #include "workloads/compress/gpu_codecs.hpp"
@@ -75,12 +74,10 @@ class CodecBench final : public ModeBench {
       gpu_stream_ = std::move(rt.stream);
       decoded_ = std::move(rt.decoded);
     } else {
-      auto t0 = Clock::now();
-      stream_size_ = codec_->compress(in, stream_);
-      tc = seconds_since(t0);
-      t0 = Clock::now();
-      codec_->decompress({stream_.data(), stream_size_}, {decoded_.data(), in.count, in.dtype});
-      td = seconds_since(t0);
+      const TimedRoundTrip rt = timed_round_trip(*codec_, in, stream_, decoded_);
+      stream_size_ = rt.stream_bytes;
+      tc = rt.compress_s;
+      td = rt.decompress_s;
     }
     const double bytes = static_cast<double>(in.bytes());
     const double ratio = bytes / static_cast<double>(stream_size_);

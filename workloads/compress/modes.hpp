@@ -4,6 +4,7 @@
 //   collective  a collective with the codec in the loop, beside the uncompressed collective
 //   plan        a Kimad-style per-tensor codec choice for a model's tensors under an error budget
 #include <memory>
+#include <span>
 
 #include "harness/workload.hpp"
 #include "workloads/compress/codec.hpp"
@@ -30,6 +31,14 @@ CodecConfig codec_config(const State& state);
 /// when its dtype differs) or a generated one (distribution, sigma, elements, dtype; the seed mixes the
 /// case seed with `rank`, so ranks hold different data). Throws what the loader or generator throws.
 Tensor case_input(State& state, int rank);
+
+/// One timed CPU round trip: compresses `in` into `stream` (sized to max_compressed_bytes by the caller)
+/// and decodes it into `decoded` (in.bytes()). Times are the codec calls alone, in seconds.
+struct TimedRoundTrip {
+  size_t stream_bytes = 0;
+  double compress_s = 0, decompress_s = 0;
+};
+TimedRoundTrip timed_round_trip(Codec& codec, TensorView in, std::span<uint8_t> stream, std::span<uint8_t> decoded);
 
 /// Relative-L2 bound a lossy codec's reconstruction must meet on finite data to pass verify
 /// (none for codecs whose error depends on the data: topk, randomk, powersgd -> +inf).

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "harness/axes.hpp"
-#include "harness/clock.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/link_model.hpp"
@@ -35,13 +34,10 @@ OptionCost round_trip(Codec& codec, const Tensor& x, std::vector<uint8_t>& strea
   }
   stream.resize(codec.max_compressed_bytes(x.view()));
   dec.resize(x.data.size());
-  auto t0 = Clock::now();
-  const size_t n = codec.compress(x.view(), stream);
-  c.compress_s = seconds_since(t0);
-  t0 = Clock::now();
-  codec.decompress({stream.data(), n}, {dec.data(), x.count(), x.dtype});
-  c.decompress_s = seconds_since(t0);
-  c.wire_bytes = static_cast<double>(n);
+  const TimedRoundTrip rt = timed_round_trip(codec, x.view(), stream, dec);
+  c.compress_s = rt.compress_s;
+  c.decompress_s = rt.decompress_s;
+  c.wire_bytes = static_cast<double>(rt.stream_bytes);
   if (!codec.lossless()) {
     const ErrorMetrics e = compare_tensors(x.view(), {dec.data(), x.count(), x.dtype, {}});
     c.sq_error = std::isfinite(e.rel_l2) ? e.sum_sq_error : INFINITY;
