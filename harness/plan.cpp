@@ -206,8 +206,15 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
         e.params[axis] = vals;
         used.insert(axis);
       }
-    const RunnerDefaults settings = e.runner.merged(runner).apply(info.runner);
+    const RunnerOverrides over = e.runner.merged(runner);
     for (auto& p : expand_axes(info, e.params)) {
+      RunnerDefaults base = info.runner;
+      for (const auto& w : info.runner_when)
+        if (p.count(w.axis) && to_string(p.at(w.axis)) == w.value) {
+          base = w.runner;
+          break;
+        }
+      const RunnerDefaults settings = over.apply(base);
       for (const auto& axis : info.axes) {
         const std::string text = to_string(p.at(axis.name));
         if (axis.path && std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())

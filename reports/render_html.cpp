@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "reports/detail/renderers.hpp"
+#include "reports/detail/series_items.hpp"
 #include "reports/detail/svg_chart.hpp"
 #include "reports/detail/tables.hpp"
 
@@ -21,7 +22,7 @@ tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-s
 figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
 svg.chart{max-width:100%;height:auto}
 svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
-svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
+svg.chart .line{stroke:#0969da;stroke-width:1.5;fill:none}svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
 code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
 )css";
 
@@ -49,6 +50,15 @@ void charts(std::string& out, const WorkloadGroup& g) {
                                 std::string(to_string(better)) + " is better: median per case, 95% CI";
     out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
            bar_chart_svg(g.workload + " " + metric, unit, bars) + "</figure>\n";
+  }
+}
+
+// A line chart per series a case stores ("series/<name>/<i>" items: a training loss curve, say).
+void series_charts(std::string& out, const CaseRecord& c, const std::string& name) {
+  for (const auto& [series, points] : collect_series(c)) {
+    const std::string caption = series + " of " + name + " (" + std::to_string(points.size()) + " points)";
+    out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
+           line_chart_svg(caption, "step", series, points) + "</figure>\n";
   }
 }
 
@@ -93,7 +103,10 @@ std::string render_html(const RunData& data) {
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
     charts(out, g);
-    for (size_t c = 0; c < g.cases.size(); ++c) task_tables(out, *g.cases[c], g.names[c]);
+    for (size_t c = 0; c < g.cases.size(); ++c) {
+      series_charts(out, *g.cases[c], g.names[c]);
+      task_tables(out, *g.cases[c], g.names[c]);
+    }
     out += "</section>\n";
   }
   if (groups.empty()) out += "<p>This run has no cases.</p>\n";

@@ -70,4 +70,38 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
   return out;
 }
 
+std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<std::pair<double, double>>& points) {
+  constexpr double left = 70, plot_w = 560, plot_h = 220, top = 10, bottom = 36;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  bool any = false;
+  for (const auto& [x, y] : points) {
+    if (!std::isfinite(x) || !std::isfinite(y)) continue;
+    if (!any) x0 = x1 = x, y0 = y1 = y, any = true;
+    x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  }
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1;
+  const auto sx = [&](double x) { return left + (x - x0) / (x1 - x0) * plot_w; };
+  const auto sy = [&](double y) { return top + (y1 - y) / (y1 - y0) * plot_h; };
+  const double width = left + plot_w + 20, height = top + plot_h + bottom;
+  std::string path;
+  for (const auto& [x, y] : points)
+    if (std::isfinite(x) && std::isfinite(y)) path += (path.empty() ? "M" : "L") + px(sx(x)) + " " + px(sy(y));
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" role=\"img\" width=\"" + px(width) +
+                    "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) + " " + px(height) + "\"><title>" +
+                    html_escape(title) + "</title>";
+  if (!path.empty()) out += "<path class=\"line\" d=\"" + path + "\"/>";
+  const std::string base = px(top + plot_h);
+  out += "<path class=\"axis\" d=\"M" + px(left) + " " + px(top) + "V" + base + "H" + px(left + plot_w) + "\"/>";
+  out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + px(top + 10) + "\">" + html_escape(fmt_num(y1)) + "</text>";
+  out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + base + "\">" + html_escape(fmt_num(y0)) + "</text>";
+  out += "<text class=\"tick\" x=\"" + px(left) + "\" y=\"" + px(top + plot_h + 14) + "\">" + html_escape(fmt_num(x0)) + "</text>";
+  out += "<text class=\"tick end\" x=\"" + px(left + plot_w) + "\" y=\"" + px(top + plot_h + 14) + "\">" +
+         html_escape(fmt_num(x1)) + "</text>";
+  out += "<text class=\"tick\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h + 30) + "\">" +
+         html_escape(y_label + " vs " + x_label) + "</text></svg>";
+  return out;
+}
+
 }  // namespace mlsb::reports::detail

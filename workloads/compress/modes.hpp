@@ -6,19 +6,11 @@
 #include <memory>
 #include <span>
 
-#include "harness/workload.hpp"
+#include "harness/mode_bench.hpp"
 #include "workloads/compress/codec.hpp"
 #include "workloads/compress/tensor.hpp"
 
 namespace mlsb::compress {
-
-class ModeBench {
- public:
-  virtual ~ModeBench() = default;
-  virtual void setup(State& state) = 0;
-  virtual void sample(State& state) = 0;
-  virtual void verify(State&) {}
-};
 
 std::unique_ptr<ModeBench> make_codec_bench();
 std::unique_ptr<ModeBench> make_collective_bench();

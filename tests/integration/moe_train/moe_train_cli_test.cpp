@@ -1,0 +1,145 @@
+// The moe_train workload through the real CLI and a real SQLite store: every router variant and
+// capacity mode passes its own verification, invalid combinations are skipped naming the axis, a
+// diverging run fails, the LM's loss falls on real text, and its routing trace and loss curve land.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "reports/store.hpp"
+#include "support/test_support.hpp"
+
+namespace mlsb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+test::CommandResult mlsb(const fs::path& db, const std::string& args) {
+  return test::run_shell(quote(test::binary()) + " --db " + quote(db) + " " + args);
+}
+
+const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::string& metric) {
+  for (const auto& s : c.summaries)
+    if (s.metric == metric) return &s;
+  return nullptr;
+}
+
+TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=32 -p ffn=48 -p tokens=256 -p experts=8 "
+                                    "-p router=topk_softmax,softmax_topk,sigmoid -p capacity_factor=0,1 "
+                                    "-p drop_policy=probs,position --repetitions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  reports::Store store((dir / "r.db").string(), true);
+  const auto run = store.load_run(store.list_runs()[0].id);
+  ASSERT_EQ(run.cases.size(), 12u);
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    for (const char* m : {"step_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens_per_s", "model_tflops",
+                          "mfu", "peak_tflops", "expert_gemm_tflops", "peak_memory_mb", "load_imbalance",
+                          "dropped_fraction", "aux_loss", "z_loss"})
+      EXPECT_NE(summary(c, m), nullptr) << c.params_key << " lacks " << m;
+    const double dropped = summary(c, "dropped_fraction")->stats.median;
+    if (c.params["capacity_factor"].get<double>() == 0) {
+      EXPECT_EQ(dropped, 0) << c.params_key;
+    }
+    EXPECT_GE(summary(c, "load_imbalance")->stats.median, 1.0);
+    EXPECT_GT(summary(c, "mfu")->stats.median, 0);
+  }
+}
+
+TEST(MoeTrainCli, PresetsScaleDownAndGroupLimitedRoutingRuns) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_train -p preset=deepseek-v3,qwen3-30b-a3b -p scale=64 -p tokens=128 "
+                                    "--repetitions 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  reports::Store store((dir / "r.db").string(), true);
+  for (const auto& c : store.load_run(store.list_runs()[0].id).cases) EXPECT_EQ(c.status, "ok") << c.reason;
+}
+
+TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p experts=8 -p topk=9 "
+                                    "--repetitions 1");
+  EXPECT_EQ(r.exit_code, 1) << "every case skipped";
+  reports::Store store((dir / "r.db").string(), true);
+  auto run = store.load_run(store.list_runs()[0].id);
+  ASSERT_EQ(run.cases.size(), 1u);
+  EXPECT_EQ(run.cases[0].status, "skipped");
+  EXPECT_THAT(run.cases[0].reason, testing::StartsWith("topk:"));
+
+  const auto g = mlsb(dir / "g.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p groups=3 --repetitions 1");
+  reports::Store gs((dir / "g.db").string(), true);
+  run = gs.load_run(gs.list_runs()[0].id);
+  EXPECT_THAT(run.cases[0].reason, testing::StartsWith("groups:"));
+
+  const auto cf = mlsb(dir / "c.db", "run moe_train -p capacity_factor=-1");
+  EXPECT_EQ(cf.exit_code, 2) << "a negative capacity factor is an input error";
+  EXPECT_THAT(cf.err, testing::HasSubstr("capacity_factor"));
+
+  const auto bf = mlsb(dir / "b.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p dtype=bf16 --repetitions 1");
+  reports::Store bs((dir / "b.db").string(), true);
+  EXPECT_THAT(bs.load_run(bs.list_runs()[0].id).cases[0].reason, testing::StartsWith("dtype:"));
+}
+
+TEST(MoeTrainCli, ADivergingRunFailsInsteadOfReportingNaN) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p lr=1e20 "
+                                    "--repetitions 6 --warmup 0");
+  EXPECT_EQ(r.exit_code, 1);
+  reports::Store store((dir / "r.db").string(), true);
+  const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
+  EXPECT_EQ(c.status, "failed");
+  EXPECT_THAT(c.reason, testing::AnyOf(testing::HasSubstr("diverged"), testing::HasSubstr("non-finite")));
+}
+
+TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
+  test::TempDir dir;
+  const auto trace = dir / "trace.jsonl";
+  const auto r = mlsb(dir / "r.db", "run moe_train -p mode=lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=32 "
+                                    "-p batch=8 -p steps=120 -p lr=1e-2 -p corpus_mb=0.5 -p trace_every=40 "
+                                    "-p trace_out=" + quote(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  reports::Store store((dir / "r.db").string(), true);
+  const auto run = store.load_run(store.list_runs()[0].id);
+  const auto& c = run.cases.at(0);
+  ASSERT_EQ(c.status, "ok") << c.reason;
+  EXPECT_LT(summary(c, "final_loss")->stats.median, 0.75 * summary(c, "initial_loss")->stats.median);
+  EXPECT_GT(summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
+  EXPECT_EQ(summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
+  int curve = 0;
+  for (const auto& [key, item] : c.items) curve += key.rfind("series/loss/", 0) == 0;
+  EXPECT_EQ(curve, 120);
+  std::ifstream in(trace);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const auto header = nlohmann::json::parse(line);
+  EXPECT_EQ(header["format"], "mlsysbench-routing-trace");
+  EXPECT_EQ(header["experts"], 4);
+  int lines = 0;
+  while (std::getline(in, line)) {
+    const auto rec = nlohmann::json::parse(line);
+    EXPECT_EQ(rec["experts"].size(), 2u);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3 * 2 * 8 * 32) << "steps 0, 40, 80 x 2 layers x 8 x 32 tokens";
+  const auto html = mlsb(dir / "r.db", "report latest --format html -o " + quote(dir / "r.html"));
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_THAT(test::read_file(dir / "r.html"), testing::HasSubstr("class=\"line\""));
+}
+
+TEST(MoeTrainCli, AMissingCorpusIsSkippedWithTheReason) {
+  test::TempDir dir;
+  test::write_file(dir / "tiny.txt", "too short");
+  const auto r = mlsb(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + quote(dir / "tiny.txt"));
+  reports::Store store((dir / "r.db").string(), true);
+  const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
+  EXPECT_EQ(c.status, "skipped");
+  EXPECT_THAT(c.reason, testing::StartsWith("corpus:"));
+}
+
+}  // namespace
+}  // namespace mlsb

@@ -1,0 +1,40 @@
+#pragma once
+// Causal multi-head self-attention and RMSNorm, forward and backward, for the small MoE LM.
+// x is [batch * seq, dim] row-major (token-major within a sequence); T is float or double.
+#include <cstdint>
+#include <vector>
+
+namespace mlsb::moe_train {
+
+template <typename T>
+struct AttentionWeights {
+  int64_t dim = 0, heads = 0;
+  std::vector<T> wqkv;  ///< [dim, 3 * dim]: q | k | v columns, head h at columns [h*d, (h+1)*d) of each
+  std::vector<T> wo;    ///< [dim, dim]
+};
+
+template <typename T>
+struct AttentionCache {
+  std::vector<T> qkv;    ///< [tokens, 3 * dim]
+  std::vector<T> probs;  ///< [batch, heads, seq, seq] softmax of the masked, scaled scores
+  std::vector<T> ctx;    ///< [tokens, dim] probs * v, heads side by side
+};
+
+/// y = softmax(mask(q k^T / sqrt(d))) v wo, per sequence and head (d = dim / heads; position i sees 0..i).
+template <typename T>
+void attention_forward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, T* y,
+                       AttentionCache<T>& cache);
+/// dx (overwritten) and weight gradients (added into grad, shaped as w) from dy.
+template <typename T>
+void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, const T* dy,
+                        const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad);
+
+/// RMSNorm (Zhang & Sennrich, arXiv 1910.07467): y = x / sqrt(mean(x^2) + 1e-6) * gain, per row of dim.
+template <typename T>
+void rmsnorm_forward(const T* x, const std::vector<T>& gain, int64_t rows, T* y);
+/// dx (overwritten) and gain gradient (added) from dy.
+template <typename T>
+void rmsnorm_backward(const T* x, const std::vector<T>& gain, int64_t rows, const T* dy, T* dx,
+                      std::vector<T>& dgain);
+
+}  // namespace mlsb::moe_train

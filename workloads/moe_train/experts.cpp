@@ -1,0 +1,100 @@
+#include "workloads/moe_train/experts.hpp"
+
+#include <cmath>
+
+#include "backends/cpu/gemm.hpp"
+#include "harness/clock.hpp"
+#include "harness/parallel.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+// Runs body(row_begin, row_end) over [0, rows) in chunks on `threads` threads.
+template <typename F>
+void for_rows(int64_t rows, int threads, F&& body) {
+  constexpr int64_t chunk = 64;
+  parallel_for((rows + chunk - 1) / chunk, threads, [&](int64_t i, int) {
+    body(i * chunk, std::min(rows, (i + 1) * chunk));
+  });
+}
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+
+}  // namespace
+
+template <typename T>
+void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, T* y,
+                     ExpertCache<T>& cache, int threads, GemmStats& stats) {
+  const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
+  cache.h13.resize(rows * 2 * f);
+  cache.a.resize(rows * f);
+  for (int64_t e = 0; e < w.experts; ++e) {
+    const int64_t o = offsets[e], m = offsets[e + 1] - o;
+    if (m == 0) continue;
+    T* h13 = cache.h13.data() + o * 2 * f;
+    T* a = cache.a.data() + o * f;
+    auto t0 = Clock::now();
+    cpu::gemm<T>(false, false, m, 2 * f, h, x + o * h, w.w13_of(e), T(0), h13);
+    stats.seconds += seconds_since(t0);
+    for_rows(m, threads, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < f; ++j) {
+          const T g = h13[r * 2 * f + j];
+          a[r * f + j] = g * sigmoid(g) * h13[r * 2 * f + f + j];
+        }
+    });
+    t0 = Clock::now();
+    cpu::gemm<T>(false, false, m, h, f, a, w.w2_of(e), T(0), y + o * h);
+    stats.seconds += seconds_since(t0);
+    stats.flop += 6.0 * static_cast<double>(m) * static_cast<double>(h) * static_cast<double>(f);
+  }
+}
+
+template <typename T>
+void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, const T* dy,
+                      ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats) {
+  const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
+  auto& dh13 = cache.dh13;
+  dh13.resize(rows * 2 * f);
+  for (int64_t e = 0; e < w.experts; ++e) {
+    const int64_t o = offsets[e], m = offsets[e + 1] - o;
+    if (m == 0) continue;
+    const T* h13 = cache.h13.data() + o * 2 * f;
+    const T* a = cache.a.data() + o * f;
+    T* dh = dh13.data() + o * 2 * f;
+    const T* dye = dy + o * h;
+    auto t0 = Clock::now();
+    // da = dy * w2^T, into the gate half of dh (rows of 2f), then turned into d(gate), d(up) in place.
+    cpu::gemm<T>(false, true, m, f, h, T(1), dye, h, w.w2_of(e), h, T(0), dh, 2 * f);
+    cpu::gemm<T>(true, false, f, h, m, a, dye, T(1), grad.w2_of(e));
+    stats.seconds += seconds_since(t0);
+    for_rows(m, threads, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < f; ++j) {
+          const T g = h13[r * 2 * f + j], u = h13[r * 2 * f + f + j], da = dh[r * 2 * f + j];
+          const T s = sigmoid(g);
+          dh[r * 2 * f + j] = da * u * s * (T(1) + g * (T(1) - s));
+          dh[r * 2 * f + f + j] = da * g * s;
+        }
+    });
+    t0 = Clock::now();
+    cpu::gemm<T>(true, false, h, 2 * f, m, x + o * h, dh, T(1), grad.w13_of(e));
+    cpu::gemm<T>(false, true, m, h, 2 * f, dh, w.w13_of(e), T(0), dx + o * h);
+    stats.seconds += seconds_since(t0);
+    stats.flop += 12.0 * static_cast<double>(m) * static_cast<double>(h) * static_cast<double>(f);
+  }
+}
+
+template void experts_forward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, float*,
+                              ExpertCache<float>&, int, GemmStats&);
+template void experts_forward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, double*,
+                              ExpertCache<double>&, int, GemmStats&);
+template void experts_backward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, const float*,
+                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&);
+template void experts_backward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, const double*,
+                               ExpertCache<double>&, double*, ExpertWeights<double>&, int, GemmStats&);
+
+}  // namespace mlsb::moe_train

@@ -1,0 +1,489 @@
+// Host side of the CUDA MoE layer (gpu_layer.hpp): device memory, the step's schedule on one stream,
+// the per-expert cuBLAS GEMMs, and the dispatch plan. Kernels: cuda/*.cu (launchers in kernels.hpp).
+//
+// Host synchronisation: forward copies the routing (expert ids and weights [tokens, k], E + 1 router
+// sums) back and waits once; the host builds the dispatch plan with plan_dispatch(), the CPU layer's
+// own code, so capacity, drop policy and row order match it exactly, and it needs each expert's row
+// count to size the GEMMs anyway. The plan goes back up asynchronously from pinned memory. step()
+// waits once more at its end (timings, objective); nothing else in forward or backward blocks.
+//
+// Precision: bf16 activations and weights into every GEMM, fp32 accumulation, fp32 router logits and
+// routing, fp32 weight gradients (written by the GEMMs directly) and dx, fp32 masters and moments.
+#include "workloads/moe_train/gpu_layer.hpp"
+
+#include <stdexcept>
+
+#include "backends/cuda/device.hpp"
+
+#ifdef MLSB_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "backends/cuda/device_buffer.hpp"
+#include "backends/formats/small_floats.hpp"
+#include "harness/parallel.hpp"
+#include "workloads/moe_train/cuda/check.hpp"
+#include "workloads/moe_train/cuda/gemm.hpp"
+#include "workloads/moe_train/cuda/kernels.hpp"
+#include "workloads/moe_train/dispatch.hpp"
+#include "workloads/moe_train/moe_layer.hpp"
+#endif
+
+namespace mlsb::moe_train {
+namespace {
+
+void check_args(const MoeConfig& config, int64_t tokens) {
+  validate(config, 1);
+  if (tokens < 0) throw std::invalid_argument("tokens: must be at least 0");
+}
+
+}  // namespace
+
+#ifndef MLSB_HAVE_CUDA
+
+std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t, const AdamWConfig&) {
+  check_args(config, tokens);
+  throw std::runtime_error("built without CUDA");
+}
+
+#else
+
+namespace {
+
+using gpu::bf16;
+using gpu::check_blas;
+using gpu::check_cuda;
+using gpu::check_launch;
+using gpu::gemm_bf16;
+
+constexpr size_t kBlasWorkspace = size_t{32} << 20;  // cuBLAS's recommendation for Hopper
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+struct Blas {
+  cublasHandle_t h = nullptr;
+  explicit Blas(cudaStream_t stream) {
+    check_blas(cublasCreate(&h), "cublasCreate");
+    if (const cublasStatus_t st = cublasSetStream(h, stream); st != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(h);
+      check_blas(st, "cublasSetStream");
+    }
+  }
+  ~Blas() { cublasDestroy(h); }
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { check_cuda(cudaEventCreate(&e), "cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+/// Page-locked host memory (asynchronous copies), n elements of T.
+template <typename T>
+class Pinned {
+ public:
+  explicit Pinned(int64_t n) { check_cuda(cudaMallocHost(reinterpret_cast<void**>(&p_), sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 1))), "cudaMallocHost"); }
+  ~Pinned() { cudaFreeHost(p_); }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  T* data() const { return p_; }
+  T& operator[](int64_t i) const { return p_[i]; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+/// The layer's device buffers, counted.
+class Arena {
+ public:
+  template <typename T>
+  T* alloc(int64_t n) {
+    const size_t bytes = sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 0));
+    buffers_.push_back(std::make_unique<cuda::DeviceBuffer>(bytes));
+    bytes_ += static_cast<double>(bytes);
+    return static_cast<T*>(buffers_.back()->data());
+  }
+  double bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::unique_ptr<cuda::DeviceBuffer>> buffers_;
+  double bytes_ = 0;
+};
+
+/// One trained tensor: fp32 master, gradient and moments, and the bf16 copy the GEMMs read.
+struct Param {
+  int64_t n = 0;
+  float *master = nullptr, *grad = nullptr, *m = nullptr, *v = nullptr;
+  bf16* half = nullptr;
+  void allocate(Arena& a, int64_t elems) {
+    n = elems;
+    master = a.alloc<float>(n), grad = a.alloc<float>(n), m = a.alloc<float>(n), v = a.alloc<float>(n);
+    half = a.alloc<bf16>(n);
+  }
+};
+
+class CudaMoeLayer final : public GpuMoeLayer {
+ public:
+  CudaMoeLayer(const MoeConfig& c, int64_t tokens, uint64_t seed, const AdamWConfig& opt)
+      : c_(c), opt_(opt), T_(tokens), h_(c.hidden), f_(c.ffn), E_(c.experts), k_(c.topk), S_(c.shared_inner()),
+        R_(tokens * c.topk), blas_(stream_.s), h_expert_(R_), h_slot_row_(R_), h_row_token_(R_), h_weight_(R_),
+        h_daux_(E_), h_bias_(E_), h_ydot_(T_), h_stats_(E_ + 1) {
+    shape_.experts = static_cast<int>(E_), shape_.topk = static_cast<int>(k_);
+    shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
+    shape_.router = c.router;
+    allocate();
+    init_weights(seed);
+  }
+
+  void set_input(const std::vector<float>& x, const std::vector<float>& dy) override {
+    const size_t n = static_cast<size_t>(T_ * h_);
+    if (x.size() != n || dy.size() != n)
+      throw std::invalid_argument("set_input: x and dy must hold tokens * hidden = " + std::to_string(n) + " values");
+    // dx_ (fp32 [tokens, hidden]) stages each upload before its cast.
+    upload(dx_, x.data(), n * sizeof(float));
+    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), x_, stream_.s);
+    sync("set_input");
+    upload(dx_, dy.data(), n * sizeof(float));
+    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), dy_, stream_.s);
+    sync("set_input");
+    have_input_ = true, have_grads_ = false;
+  }
+
+  GpuStepResult step() override {
+    forward();
+    backward();
+    record(2);
+    optimizer();
+    record(3);
+    check_cuda(cudaMemcpyAsync(h_ydot_.data(), ydot_, sizeof(float) * static_cast<size_t>(T_), cudaMemcpyDeviceToHost,
+                               stream_.s),
+               "objective copy");
+    sync("step");
+    have_grads_ = true;
+    GpuStepResult r;
+    r.forward_ms = elapsed(0, 1), r.backward_ms = elapsed(1, 2), r.optimizer_ms = elapsed(2, 3);
+    r.aux_loss = aux_loss_, r.z_loss = z_loss_;
+    double dot = 0;
+    for (int64_t t = 0; t < T_; ++t) dot += h_ydot_[t];
+    r.objective = (T_ > 0 ? dot / static_cast<double>(T_) : 0.0) + aux_loss_ + z_loss_;
+    r.tokens_per_expert = plan_.tokens_per_expert();
+    r.load = routing_.load;
+    r.dropped = plan_.dropped;
+    r.peak_memory_bytes = mem_.bytes();
+    return r;
+  }
+
+  std::vector<float> forward_output() override {
+    forward();
+    std::vector<bf16> y(static_cast<size_t>(T_ * h_));
+    download(y.data(), y_, y.size() * sizeof(bf16));
+    std::vector<float> out(y.size());
+    for (size_t i = 0; i < y.size(); ++i) out[i] = formats::bf16_to_f32(y[i]);
+    return out;
+  }
+
+  std::vector<float> gradient(const std::string& name) override {
+    if (!have_grads_) throw std::logic_error("gradient: call step() first");
+    const float* src = nullptr;
+    int64_t n = 0;
+    if (name == "x") src = dx_, n = T_ * h_;
+    else if (name == "router") src = router_.grad, n = router_.n;
+    else if (name == "w13") src = w13_.grad, n = w13_.n;
+    else if (name == "w2") src = w2_.grad, n = w2_.n;
+    else if (name == "shared_w13") src = sw13_.grad, n = sw13_.n;
+    else if (name == "shared_w2") src = sw2_.grad, n = sw2_.n;
+    else
+      throw std::invalid_argument("gradient: unknown '" + name + "' (x, router, w13, w2, shared_w13, shared_w2)");
+    std::vector<float> out(static_cast<size_t>(n));
+    download(out.data(), src, out.size() * sizeof(float));
+    return out;
+  }
+
+ private:
+  void allocate() {
+    router_.allocate(mem_, h_ * E_);
+    w13_.allocate(mem_, E_ * h_ * 2 * f_);
+    w2_.allocate(mem_, E_ * f_ * h_);
+    sw13_.allocate(mem_, h_ * 2 * S_);
+    sw2_.allocate(mem_, S_ * h_);
+    bias_d_ = mem_.alloc<float>(E_);
+    x_ = mem_.alloc<bf16>(T_ * h_), dy_ = mem_.alloc<bf16>(T_ * h_), y_ = mem_.alloc<bf16>(T_ * h_);
+    dx_ = mem_.alloc<float>(T_ * h_);
+    logits_ = mem_.alloc<float>(T_ * E_), scores_ = mem_.alloc<float>(T_ * E_);
+    aux_probs_ = mem_.alloc<float>(T_ * E_), select_ = mem_.alloc<float>(T_ * E_);
+    group_score_ = mem_.alloc<float>(T_ * c_.groups), lse_ = mem_.alloc<float>(T_), ydot_ = mem_.alloc<float>(T_);
+    dlogits_ = mem_.alloc<bf16>(T_ * E_);
+    stats_ = mem_.alloc<double>(E_ + 1);
+    daux_ = mem_.alloc<float>(E_);
+    expert_ = mem_.alloc<int32_t>(R_), slot_row_ = mem_.alloc<int32_t>(R_), row_token_ = mem_.alloc<int32_t>(R_);
+    weight_ = mem_.alloc<float>(R_), dweight_ = mem_.alloc<float>(R_);
+    // Permuted rows: at most tokens * k (dropless). yp_ also holds dxp in backward (yp is dead by then).
+    xp_ = mem_.alloc<bf16>(R_ * h_), yp_ = mem_.alloc<bf16>(R_ * h_), dyp_ = mem_.alloc<bf16>(R_ * h_);
+    h13_ = mem_.alloc<bf16>(R_ * 2 * f_), a_ = mem_.alloc<bf16>(R_ * f_);  // backward: dh13 in h13_, da in a_
+    hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
+    void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
+    check_blas(cublasSetWorkspace(blas_.h, ws, kBlasWorkspace), "cublasSetWorkspace");
+  }
+
+  /// The weights of MoeLayer<float>::init(seed): the router from a layer of the same h and E (its
+  /// router stream does not depend on the experts), each expert and the shared experts from
+  /// init_expert, as init() makes them.
+  void init_weights(uint64_t seed) {
+    {
+      MoeConfig light = c_;
+      light.ffn = 1, light.shared_experts = 0, light.shared_ffn = 0;
+      MoeLayer<float> layer(light, nullptr, 1);
+      layer.init(seed);
+      upload(router_.master, layer.params().router.data(), sizeof(float) * static_cast<size_t>(router_.n));
+    }
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    parallel_for(E_, std::min(hw, 8), [&](int64_t e, int) {
+      ExpertWeights<float> one;
+      init_expert(seed, e, one, h_, f_);
+      upload(w13_.master + e * h_ * 2 * f_, one.w13.data(), one.w13.size() * sizeof(float));
+      upload(w2_.master + e * f_ * h_, one.w2.data(), one.w2.size() * sizeof(float));
+    });
+    if (S_ > 0) {
+      ExpertWeights<float> shared;
+      init_expert(seed, -1, shared, h_, S_);
+      upload(sw13_.master, shared.w13.data(), shared.w13.size() * sizeof(float));
+      upload(sw2_.master, shared.w2.data(), shared.w2.size() * sizeof(float));
+    }
+    for (Param* p : params()) {
+      gpu::cast_to_bf16(p->master, p->n, p->half, stream_.s);
+      for (float* z : {p->grad, p->m, p->v}) zero(z, p->n);
+    }
+    zero(bias_d_, E_);
+    bias_.assign(static_cast<size_t>(E_), 0.0f);
+    check_launch("weight casts");
+    sync("init");
+  }
+
+  void forward() {
+    if (!have_input_) throw std::logic_error("forward: call set_input() first");
+    cudaStream_t st = stream_.s;
+    record(0);
+    if (T_ > 0) {
+      gemm_bf16(blas_.h, false, false, T_, E_, h_, x_, h_, router_.half, E_, logits_, E_, true);
+      gpu::RouteForward rf;
+      rf.logits = logits_, rf.bias = c_.router == RouterKind::Sigmoid ? bias_d_ : nullptr;
+      rf.expert = expert_, rf.weight = weight_, rf.scores = scores_, rf.aux_probs = aux_probs_, rf.lse = lse_;
+      rf.select = select_, rf.group_score = group_score_;
+      gpu::route_forward(shape_, T_, rf, st);
+      gpu::route_stats(aux_probs_, lse_, T_, static_cast<int>(E_), stats_, st);
+      check_launch("routing");
+      copy_down(h_expert_.data(), expert_, sizeof(int32_t) * R_);
+      copy_down(h_weight_.data(), weight_, sizeof(float) * R_);
+      copy_down(h_stats_.data(), stats_, sizeof(double) * (E_ + 1));
+      sync("routing");  // the one wait of forward: the plan needs the routing
+    }
+    plan_on_host();
+    copy_up(slot_row_, h_slot_row_.data(), sizeof(int32_t) * R_);
+    copy_up(row_token_, h_row_token_.data(), sizeof(int32_t) * plan_.rows());
+    copy_up(daux_, h_daux_.data(), sizeof(float) * E_);
+    const int64_t rows = plan_.rows();
+    gpu::permute_rows(x_, row_token_, rows, h_, xp_, st);
+    for (int64_t e = 0; e < E_; ++e) {
+      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
+      gemm_bf16(blas_.h, false, false, m, 2 * f_, h_, xp_ + o * h_, h_, w13_.half + e * h_ * 2 * f_, 2 * f_,
+                h13_ + o * 2 * f_, 2 * f_, false);
+    }
+    gpu::swiglu_forward(h13_, rows, f_, a_, st);
+    for (int64_t e = 0; e < E_; ++e) {
+      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
+      gemm_bf16(blas_.h, false, false, m, h_, f_, a_ + o * f_, f_, w2_.half + e * f_ * h_, h_, yp_ + o * h_, h_, false);
+    }
+    if (S_ > 0) {  // the shared experts write y, the routed experts are added to it
+      gemm_bf16(blas_.h, false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
+      gpu::swiglu_forward(hs13_, T_, S_, as_, st);
+      gemm_bf16(blas_.h, false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
+    }
+    gpu::combine(yp_, slot_row_, weight_, T_, static_cast<int>(k_), h_, S_ > 0, dy_, y_, ydot_, st);
+    check_launch("forward");
+    record(1);
+  }
+
+  /// Routing copied back -> the CPU layer's dispatch plan, loads, aux and z losses, d(aux)/d(probs).
+  void plan_on_host() {
+    routing_.tokens = T_, routing_.experts = E_, routing_.topk = k_;
+    routing_.expert.assign(h_expert_.data(), h_expert_.data() + R_);
+    routing_.weight.assign(h_weight_.data(), h_weight_.data() + R_);
+    routing_.load.assign(static_cast<size_t>(E_), 0);
+    for (int32_t e : routing_.expert) {
+      if (e < 0 || e >= E_) throw std::runtime_error("moe_train gpu: router chose expert " + std::to_string(e));
+      ++routing_.load[e];
+    }
+    plan_ = plan_dispatch(routing_, c_);
+    aux_loss_ = z_loss_ = 0;
+    for (int64_t i = 0; i < E_; ++i) h_daux_[i] = 0;
+    if (T_ > 0) {
+      const double assignments = static_cast<double>(T_ * k_), tokens = static_cast<double>(T_);
+      double aux = 0;
+      for (int64_t i = 0; i < E_; ++i) {
+        const double f = static_cast<double>(routing_.load[i]) / assignments;
+        aux += f * (h_stats_[i] / tokens);
+        h_daux_[i] = static_cast<float>(c_.aux_coef * static_cast<double>(E_) * f / tokens);
+      }
+      aux_loss_ = c_.aux_coef * static_cast<double>(E_) * aux;
+      z_loss_ = c_.z_coef * h_stats_[E_] / tokens;
+    }
+    for (int64_t s = 0; s < R_; ++s) h_slot_row_[s] = static_cast<int32_t>(plan_.slot_row[s]);
+    for (int64_t r = 0; r < plan_.rows(); ++r) h_row_token_[r] = static_cast<int32_t>(plan_.row_token[r]);
+  }
+
+  void backward() {
+    cudaStream_t st = stream_.s;
+    if (T_ == 0) {
+      for (Param* p : params()) zero(p->grad, p->n);
+      return;
+    }
+    const int k = static_cast<int>(k_);
+    gpu::combine_backward(dy_, yp_, slot_row_, weight_, T_, k, h_, dyp_, dweight_, st);
+    gpu::RouteBackward rb;
+    rb.logits = logits_, rb.scores = scores_, rb.aux_probs = aux_probs_, rb.lse = lse_;
+    rb.expert = expert_, rb.weight = weight_, rb.dweight = dweight_, rb.daux = daux_;
+    rb.z_scale = static_cast<float>(2 * c_.z_coef / static_cast<double>(T_)), rb.aux = c_.aux_coef > 0;
+    rb.dlogits = dlogits_;
+    gpu::route_backward(shape_, T_, rb, st);
+    gemm_bf16(blas_.h, true, false, h_, E_, T_, x_, h_, dlogits_, E_, router_.grad, E_, true);
+    // Routed experts: dW2 = a^T dyp (a is then dead: da goes there), SwiGLU backward in place in h13,
+    // dW13 = xp^T dh13, dxp = dh13 W13^T into yp_.
+    for (int64_t e = 0; e < E_; ++e) {
+      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
+      if (m == 0) {
+        zero(w13_.grad + e * h_ * 2 * f_, h_ * 2 * f_);
+        zero(w2_.grad + e * f_ * h_, f_ * h_);
+        continue;
+      }
+      gemm_bf16(blas_.h, true, false, f_, h_, m, a_ + o * f_, f_, dyp_ + o * h_, h_, w2_.grad + e * f_ * h_, h_, true);
+    }
+    for (int64_t e = 0; e < E_; ++e) {
+      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
+      gemm_bf16(blas_.h, false, true, m, f_, h_, dyp_ + o * h_, h_, w2_.half + e * f_ * h_, h_, a_ + o * f_, f_, false);
+    }
+    const int64_t rows = plan_.rows();
+    gpu::swiglu_backward(h13_, a_, rows, f_, st);
+    bf16* dxp = yp_;
+    for (int64_t e = 0; e < E_; ++e) {
+      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
+      gemm_bf16(blas_.h, true, false, h_, 2 * f_, m, xp_ + o * h_, h_, h13_ + o * 2 * f_, 2 * f_,
+                w13_.grad + e * h_ * 2 * f_, 2 * f_, true);
+      gemm_bf16(blas_.h, false, true, m, h_, 2 * f_, h13_ + o * 2 * f_, 2 * f_, w13_.half + e * h_ * 2 * f_, 2 * f_,
+                dxp + o * h_, h_, false);
+    }
+    if (S_ > 0) {  // the shared experts on every token, from dy itself; their dx starts dx_
+      gemm_bf16(blas_.h, true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
+      gemm_bf16(blas_.h, false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
+      gpu::swiglu_backward(hs13_, as_, T_, S_, st);
+      gemm_bf16(blas_.h, true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
+      gemm_bf16(blas_.h, false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
+    }
+    gpu::unpermute_add(dxp, slot_row_, T_, k, h_, S_ > 0, dx_, st);
+    gemm_bf16(blas_.h, false, true, T_, h_, E_, dlogits_, E_, router_.half, E_, dx_, h_, true, 1.0f);
+    check_launch("backward");
+  }
+
+  void optimizer() {
+    ++steps_;
+    const double bc1 = 1 - std::pow(opt_.beta1, static_cast<double>(steps_));
+    const double bc2 = 1 - std::pow(opt_.beta2, static_cast<double>(steps_));
+    gpu::math::AdamWStep s;
+    s.lr = static_cast<float>(opt_.lr), s.beta1 = static_cast<float>(opt_.beta1), s.beta2 = static_cast<float>(opt_.beta2);
+    s.eps = static_cast<float>(opt_.eps), s.weight_decay = static_cast<float>(opt_.weight_decay);
+    s.inv_bc1 = static_cast<float>(1 / bc1), s.inv_bc2 = static_cast<float>(1 / bc2);
+    for (Param* p : params()) gpu::adamw_update(p->master, p->grad, p->m, p->v, p->half, p->n, s, stream_.s);
+    check_launch("adamw");
+    if (c_.router == RouterKind::Sigmoid && c_.bias_rate != 0) {
+      update_expert_bias(bias_, routing_.load, c_.bias_rate);
+      std::copy(bias_.begin(), bias_.end(), h_bias_.data());
+      copy_up(bias_d_, h_bias_.data(), sizeof(float) * E_);
+    }
+  }
+
+  std::vector<Param*> params() { return {&router_, &w13_, &w2_, &sw13_, &sw2_}; }
+
+  void record(int i) { check_cuda(cudaEventRecord(ev_[i].e, stream_.s), "cudaEventRecord"); }
+  double elapsed(int a, int b) const {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, ev_[a].e, ev_[b].e), "cudaEventElapsedTime");
+    return ms;
+  }
+  void sync(const char* what) const { check_cuda(cudaStreamSynchronize(stream_.s), what); }
+  void zero(void* d, int64_t floats) {
+    if (floats > 0) check_cuda(cudaMemsetAsync(d, 0, sizeof(float) * static_cast<size_t>(floats), stream_.s), "cudaMemset");
+  }
+  // Asynchronous copies on the layer's stream (pinned host memory).
+  void copy_down(void* host, const void* dev, int64_t bytes) {
+    if (bytes > 0)
+      check_cuda(cudaMemcpyAsync(host, dev, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream_.s), "copy to host");
+  }
+  void copy_up(void* dev, const void* host, int64_t bytes) {
+    if (bytes > 0)
+      check_cuda(cudaMemcpyAsync(dev, host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream_.s), "copy to device");
+  }
+  // Synchronous copies from or to pageable memory (through the layer's stream, so they order with its work).
+  void upload(void* dev, const void* host, size_t bytes) {
+    copy_up(dev, host, static_cast<int64_t>(bytes));
+    sync("upload");
+  }
+  void download(void* host, const void* dev, size_t bytes) {
+    copy_down(host, dev, static_cast<int64_t>(bytes));
+    sync("download");
+  }
+
+  MoeConfig c_;
+  AdamWConfig opt_;
+  int64_t T_, h_, f_, E_, k_, S_, R_;  // tokens, hidden, ffn, experts, topk, shared inner size, tokens * k
+  gpu::math::RouteShape shape_;
+  Stream stream_;
+  Blas blas_;
+  Event ev_[4];  // forward start, forward end = backward start, backward end, optimizer end
+  Arena mem_;
+  Param router_, w13_, w2_, sw13_, sw2_;
+  float* bias_d_ = nullptr;
+  bf16 *x_ = nullptr, *dy_ = nullptr, *y_ = nullptr;
+  float* dx_ = nullptr;
+  float *logits_ = nullptr, *scores_ = nullptr, *aux_probs_ = nullptr, *select_ = nullptr, *group_score_ = nullptr;
+  float *lse_ = nullptr, *ydot_ = nullptr, *daux_ = nullptr, *weight_ = nullptr, *dweight_ = nullptr;
+  bf16* dlogits_ = nullptr;
+  double* stats_ = nullptr;
+  int32_t *expert_ = nullptr, *slot_row_ = nullptr, *row_token_ = nullptr;
+  bf16 *xp_ = nullptr, *yp_ = nullptr, *dyp_ = nullptr, *h13_ = nullptr, *a_ = nullptr, *hs13_ = nullptr, *as_ = nullptr;
+  Pinned<int32_t> h_expert_, h_slot_row_, h_row_token_;
+  Pinned<float> h_weight_, h_daux_, h_bias_, h_ydot_;
+  Pinned<double> h_stats_;
+  std::vector<float> bias_;
+  Routing<float> routing_;
+  DispatchPlan plan_;
+  double aux_loss_ = 0, z_loss_ = 0;
+  int64_t steps_ = 0;
+  bool have_input_ = false, have_grads_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
+                                            const AdamWConfig& optimizer) {
+  check_args(config, tokens);
+  std::string why;
+  if (!cuda::cuda_available(&why)) throw std::runtime_error(why);
+  return std::make_unique<CudaMoeLayer>(config, tokens, seed, optimizer);
+}
+
+#endif
+
+}  // namespace mlsb::moe_train

@@ -1,0 +1,202 @@
+// Mode `layer`: one MoE layer's training step on synthetic tokens. Each sample is one step on the same
+// tokens: forward, backward of <y, dy> + aux + z, AdamW (optimizer=1) and the expert-bias update.
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "backends/comm/communicator.hpp"
+#include "backends/cpu/gemm.hpp"
+#include "backends/cpu/gemm_peak.hpp"
+#include "backends/cuda/device.hpp"
+#include "harness/clock.hpp"
+#include "harness/peak_memory.hpp"
+#include "workloads/moe_train/flops.hpp"
+#include "workloads/moe_train/gpu_layer.hpp"
+#include "workloads/moe_train/layer_check.hpp"
+#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/moe_layer.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+std::vector<float> normal_values(int64_t n, std::mt19937_64 rng) {
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Step-level numbers every backend reports, before they are agreed across ranks.
+struct StepNumbers {
+  double forward_s = 0, backward_s = 0, optimizer_s = 0, comm_s = 0, gemm_s = 0, gemm_flop = 0;
+  double aux = 0, z = 0, objective = 0, peak_bytes = 0;
+  std::vector<int64_t> rows_per_expert;  // after capacity, all ranks
+  int64_t dropped = 0;
+};
+
+class LayerBench final : public ModeBench {
+ public:
+  void setup(State& state) override {
+    comm_ = &state.comm();
+    const int ranks = comm_->size();
+    config_ = layer_config(state, ranks);
+    tokens_ = state.get_int("tokens");
+    threads_ = static_cast<int>(state.get_int("threads"));
+    optimizer_ = state.get_int("optimizer") != 0;
+    const uint64_t input_seed = splitmix64(state.seed() ^ (0x9e3779b97f4a7c15ULL * (comm_->rank() + 1)));
+    x_ = normal_values(tokens_ * config_.hidden, std::mt19937_64(input_seed));
+    dy_ = normal_values(tokens_ * config_.hidden, std::mt19937_64(splitmix64(input_seed)));
+    for (auto& v : dy_) v /= static_cast<float>(tokens_);
+    if (state.backend() == "cuda") {
+      if (ranks > 1) state.skip("backend cuda: expert parallelism runs on the cpu backend (--comm mpi); the cuda "
+                                "layer is single-GPU");
+      const auto names = cuda::device_names();
+      const auto spec = names.empty() ? std::nullopt : cuda::lookup_device(names[0]);
+      if (spec) peak_tflops_ = spec->peak_bf16_tflops;
+      else state.warn("GPU '" + (names.empty() ? std::string("?") : names[0]) + "' is not in the peak table: no mfu");
+      try {
+        gpu_ = make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state));
+      } catch (const std::runtime_error& e) {
+        state.skip(std::string("backend cuda: ") + e.what());
+      }
+      gpu_->set_input(x_, dy_);
+      return;
+    }
+    cpu::set_blas_threads(threads_);
+    peak_tflops_ = cpu::measured_gemm_peak_tflops(threads_);
+    reset_peak_rss();
+    layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_);
+    layer_->init(state.seed());
+    optim_ = std::make_unique<AdamW<float>>(optimizer_config(state));
+    auto& p = layer_->params();
+    auto& g = layer_->grads();
+    optim_->add(p.router, g.router);
+    optim_->add(p.experts.w13, g.experts.w13);
+    optim_->add(p.experts.w2, g.experts.w2);
+    if (p.shared.experts) optim_->add(p.shared.w13, g.shared.w13), optim_->add(p.shared.w2, g.shared.w2);
+    y_.resize(x_.size());
+    dx_.resize(x_.size());
+  }
+
+  void sample(State& state) override {
+    const StepNumbers n = gpu_ ? gpu_step() : cpu_step();
+    if (!std::isfinite(n.objective))
+      state.fail("the objective diverged (non-finite after " + std::to_string(steps_) + " steps): lower lr");
+    if (steps_ == 0) first_objective_ = n.objective;
+    last_objective_ = n.objective;
+    ++steps_;
+    const double fwd = comm_->max_over_ranks(n.forward_s), bwd = comm_->max_over_ranks(n.backward_s);
+    const double fb = comm_->max_over_ranks(n.forward_s + n.backward_s);
+    const double step = comm_->max_over_ranks(n.forward_s + n.backward_s + n.optimizer_s);
+    const double comm_s = comm_->max_over_ranks(n.comm_s);
+    const double ranks = comm_->size();
+    state.record("step_ms", step * 1e3);
+    state.record("forward_ms", fwd * 1e3);
+    state.record("backward_ms", bwd * 1e3);
+    state.record("fwd_bwd_ms", fb * 1e3);
+    if (optimizer_) state.record("optimizer_ms", comm_->max_over_ranks(n.optimizer_s) * 1e3);
+    if (ranks > 1) {
+      state.record("comm_ms", comm_s * 1e3);
+      state.record("compute_ms", (step - comm_s) * 1e3);
+    }
+    state.record("tokens_per_s", ranks * static_cast<double>(tokens_) / step);
+    const double tflops = moe_layer_flop(config_, tokens_) * ranks / fb / 1e12;
+    state.record("model_tflops", tflops);
+    if (peak_tflops_ > 0) {
+      state.record("peak_tflops", peak_tflops_);
+      state.record("mfu", tflops / (peak_tflops_ * ranks));
+    }
+    if (n.gemm_s > 0) {
+      state.record("expert_gemm_tflops", n.gemm_flop / n.gemm_s / 1e12);
+      if (peak_tflops_ > 0) state.record("expert_gemm_peak_ratio", n.gemm_flop / n.gemm_s / 1e12 / peak_tflops_);
+    }
+    state.record("peak_memory_mb", n.peak_bytes / 1e6);
+    state.record("load_imbalance", load_imbalance(n.rows_per_expert));
+    const double dropped = comm_->size() > 1 ? sum_over_ranks(n.dropped) : static_cast<double>(n.dropped);
+    state.record("dropped_fraction", dropped / (ranks * static_cast<double>(tokens_ * config_.topk)));
+    state.record("aux_loss", mean_over_ranks(n.aux));
+    state.record("z_loss", mean_over_ranks(n.z));
+    state.record("objective", mean_over_ranks(n.objective));
+  }
+
+  void verify(State& state) override {
+    if (gpu_) return;  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
+    const std::string load = check_load_statistics(layer_->routing(), layer_->plan(), config_);
+    if (!load.empty()) state.fail("load statistics: " + load);
+    // A fresh layer with the initial weights: its outputs against a per-token double-precision reference.
+    MoeLayer<float> fresh(config_, comm_->size() > 1 ? comm_ : nullptr, threads_);
+    fresh.init(state.seed());
+    fresh.forward(x_.data(), tokens_, y_.data());
+    const std::string out = check_layer_output(fresh, x_.data(), y_.data(), state.seed());
+    if (!out.empty()) state.fail("forward output: " + out);
+    if (optimizer_ && steps_ >= 3 && !(last_objective_ < first_objective_))
+      state.fail("AdamW did not decrease the objective: " + std::to_string(first_objective_) + " -> " +
+                 std::to_string(last_objective_));
+  }
+
+ private:
+  double sum_over_ranks(double v) {
+    double s = v;
+    comm_->allreduce(&s, &s, 1, comm::ElemType::F64, comm::ReduceOp::Sum);
+    return s;
+  }
+  double mean_over_ranks(double v) { return comm_->size() > 1 ? sum_over_ranks(v) / comm_->size() : v; }
+
+  StepNumbers cpu_step() {
+    StepNumbers n;
+    layer_->zero_grad();
+    layer_->times() = {};
+    auto t0 = Clock::now();
+    layer_->forward(x_.data(), tokens_, y_.data());
+    n.forward_s = seconds_since(t0);
+    t0 = Clock::now();
+    layer_->backward(dy_.data(), dx_.data());
+    n.backward_s = seconds_since(t0);
+    n.objective = std::inner_product(y_.begin(), y_.end(), dy_.begin(), 0.0) + layer_->aux_loss() + layer_->z_loss();
+    n.aux = layer_->aux_loss(), n.z = layer_->z_loss();
+    if (optimizer_) {
+      t0 = Clock::now();
+      optim_->step(threads_);
+      layer_->update_bias();
+      n.optimizer_s = seconds_since(t0);
+    }
+    n.comm_s = layer_->times().comm_s;
+    n.gemm_s = layer_->times().experts.seconds, n.gemm_flop = layer_->times().experts.flop;
+    n.peak_bytes = peak_rss_bytes();
+    n.rows_per_expert = layer_->plan().tokens_per_expert();
+    if (comm_->size() > 1)
+      comm_->allreduce(n.rows_per_expert.data(), n.rows_per_expert.data(), n.rows_per_expert.size(),
+                       comm::ElemType::I64, comm::ReduceOp::Sum);
+    n.dropped = layer_->plan().dropped;
+    return n;
+  }
+
+  StepNumbers gpu_step() {
+    const GpuStepResult r = gpu_->step();
+    StepNumbers n;
+    n.forward_s = r.forward_ms / 1e3, n.backward_s = r.backward_ms / 1e3;
+    n.optimizer_s = optimizer_ ? r.optimizer_ms / 1e3 : 0;
+    n.aux = r.aux_loss, n.z = r.z_loss, n.objective = r.objective, n.peak_bytes = r.peak_memory_bytes;
+    n.rows_per_expert = r.tokens_per_expert, n.dropped = r.dropped;
+    return n;
+  }
+
+  comm::Communicator* comm_ = nullptr;
+  MoeConfig config_;
+  int64_t tokens_ = 0;
+  int threads_ = 1;
+  bool optimizer_ = true;
+  double peak_tflops_ = 0;
+  std::vector<float> x_, dy_, y_, dx_;
+  std::unique_ptr<MoeLayer<float>> layer_;
+  std::unique_ptr<AdamW<float>> optim_;
+  std::unique_ptr<GpuMoeLayer> gpu_;
+  double first_objective_ = 0, last_objective_ = 0;
+  int64_t steps_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ModeBench> make_layer_bench() { return std::make_unique<LayerBench>(); }
+
+}  // namespace mlsb::moe_train

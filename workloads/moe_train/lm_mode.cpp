@@ -1,0 +1,185 @@
+// Mode `lm`: trains the small MoE LM byte-level on a real text corpus. One sample is the whole run of
+// `steps` steps; the loss curve is stored as items ("series/loss/<step>"), the routing trace (optional)
+// as JSON lines, and verify fails the case unless the loss fell well below its start.
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <random>
+
+#include "backends/comm/communicator.hpp"
+#include "backends/cpu/gemm.hpp"
+#include "backends/cpu/gemm_peak.hpp"
+#include "harness/axes.hpp"
+#include "harness/clock.hpp"
+#include "harness/peak_memory.hpp"
+#include "workloads/moe_train/corpus.hpp"
+#include "workloads/moe_train/flops.hpp"
+#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/moe_lm.hpp"
+#include "workloads/moe_train/routing_trace.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
+  return std::accumulate(v.begin() + begin, v.begin() + end, 0.0) / static_cast<double>(end - begin);
+}
+
+class LmBench final : public ModeBench {
+ public:
+  void setup(State& state) override {
+    if (state.comm().size() > 1) state.skip("mode lm runs on one rank (run it without mpirun)");
+    cfg_.moe = layer_config(state, 1);
+    cfg_.layers = state.get_int("layers"), cfg_.heads = state.get_int("heads"), cfg_.seq = state.get_int("seq");
+    batch_ = state.get_int("batch"), steps_ = state.get_int("steps");
+    threads_ = static_cast<int>(state.get_int("threads"));
+    const std::string where = state.get_string("corpus") == "system" ? "system" : input_path(state, "corpus").string();
+    try {
+      corpus_ = load_corpus(where, static_cast<int64_t>(state.get_float("corpus_mb") * 1e6), 20 * (cfg_.seq + 1));
+      lm_.emplace(cfg_, threads_);
+    } catch (const std::invalid_argument& e) {
+      state.skip(e.what());
+    }
+    split_ = corpus_.text.size() * 9 / 10;
+    state.add_item("corpus", {{"source", corpus_.source}, {"files", corpus_.files}, {"bytes", corpus_.text.size()},
+                              {"train_bytes", split_}, {"eval_bytes", corpus_.text.size() - split_}});
+    cpu::set_blas_threads(threads_);
+    peak_tflops_ = cpu::measured_gemm_peak_tflops(threads_);
+    const std::string trace = state.get_string("trace_out");
+    if (trace != "none") {
+      try {
+        trace_.emplace(trace, cfg_.layers, cfg_.moe, cfg_.seq, corpus_.source);
+      } catch (const std::runtime_error& e) {
+        state.fail(e.what());
+      }
+      trace_every_ = state.get_int("trace_every");
+    }
+  }
+
+  void sample(State& state) override {
+    lm_->init(state.seed());
+    AdamW<float> opt(optimizer_config(state));
+    for (auto& [name, pg] : lm_->parameters()) opt.add(pg.first, pg.second);
+    reset_peak_rss();
+    std::mt19937_64 rng = state.rng(7);
+    std::vector<uint8_t> batch(batch_ * (cfg_.seq + 1));
+    losses_.clear();
+    double fwd_s = 0, bwd_s = 0, opt_s = 0;
+    GemmStats gemm;
+    for (int64_t step = 0; step < steps_; ++step) {
+      if (state.cancelled()) return;
+      fill_batch(rng, 0, split_, batch);
+      lm_->zero_grad();
+      for (int64_t l = 0; l < cfg_.layers; ++l) lm_->moe(l).times() = {};
+      auto t0 = Clock::now();
+      const double loss = lm_->forward(batch.data(), batch_);
+      fwd_s += seconds_since(t0);
+      if (!std::isfinite(loss))
+        state.fail("the loss diverged at step " + std::to_string(step) + " (" + std::to_string(loss) +
+                   "): lower lr");
+      t0 = Clock::now();
+      lm_->backward();
+      bwd_s += seconds_since(t0);
+      t0 = Clock::now();
+      opt.step(threads_);
+      for (int64_t l = 0; l < cfg_.layers; ++l) lm_->moe(l).update_bias();
+      opt_s += seconds_since(t0);
+      double aux = 0, z = 0;
+      for (int64_t l = 0; l < cfg_.layers; ++l) {
+        aux += lm_->moe(l).aux_loss(), z += lm_->moe(l).z_loss();
+        gemm.seconds += lm_->moe(l).times().experts.seconds, gemm.flop += lm_->moe(l).times().experts.flop;
+      }
+      losses_.push_back(loss);
+      state.add_item("series/loss/" + std::to_string(step), {{"x", step}, {"y", loss}, {"aux_loss", aux},
+                                                              {"z_loss", z}});
+      if (trace_ && step % trace_every_ == 0)
+        for (int64_t l = 0; l < cfg_.layers; ++l) trace_->write(step, l, lm_->moe(l).routing(), batch.data(), cfg_.seq);
+      state.progress(step + 1, steps_);
+      last_aux_ = aux, last_z_ = z;
+    }
+    const double n = static_cast<double>(steps_), tokens = static_cast<double>(batch_ * cfg_.seq);
+    const double step_s = (fwd_s + bwd_s + opt_s) / n;
+    state.record("step_ms", step_s * 1e3);
+    state.record("forward_ms", fwd_s / n * 1e3);
+    state.record("backward_ms", bwd_s / n * 1e3);
+    state.record("fwd_bwd_ms", (fwd_s + bwd_s) / n * 1e3);
+    state.record("optimizer_ms", opt_s / n * 1e3);
+    state.record("tokens_per_s", tokens / step_s);
+    const double flop = cfg_.layers * (moe_layer_flop(cfg_.moe, batch_ * cfg_.seq) +
+                                       attention_flop(cfg_.moe.hidden, cfg_.seq, batch_ * cfg_.seq)) +
+                        logits_flop(cfg_.moe.hidden, cfg_.vocab, batch_ * cfg_.seq);
+    const double tflops = flop / ((fwd_s + bwd_s) / n) / 1e12;
+    state.record("model_tflops", tflops);
+    state.record("peak_tflops", peak_tflops_);
+    state.record("mfu", tflops / peak_tflops_);
+    if (gemm.seconds > 0) {
+      state.record("expert_gemm_tflops", gemm.flop / gemm.seconds / 1e12);
+      state.record("expert_gemm_peak_ratio", gemm.flop / gemm.seconds / 1e12 / peak_tflops_);
+    }
+    state.record("peak_memory_mb", peak_rss_bytes() / 1e6);
+    std::vector<int64_t> rows(cfg_.moe.experts, 0);
+    int64_t dropped = 0;
+    for (int64_t l = 0; l < cfg_.layers; ++l) {
+      const auto r = lm_->moe(l).plan().tokens_per_expert();
+      for (size_t e = 0; e < rows.size(); ++e) rows[e] += r[e];
+      dropped += lm_->moe(l).plan().dropped;
+    }
+    state.record("load_imbalance", load_imbalance(rows));
+    state.record("dropped_fraction", static_cast<double>(dropped) / (tokens * cfg_.moe.topk * cfg_.layers));
+    state.record("aux_loss", last_aux_);
+    state.record("z_loss", last_z_);
+    const size_t w = std::min<size_t>(10, losses_.size());
+    state.record("initial_loss", losses_.front());
+    state.record("final_loss", mean_of(losses_, losses_.size() - w, losses_.size()));
+    state.record("eval_loss", eval_loss());
+  }
+
+  void verify(State& state) override {
+    if (losses_.empty()) return;
+    const size_t w = std::min<size_t>(10, losses_.size());
+    const double first = losses_.front(), last = mean_of(losses_, losses_.size() - w, losses_.size());
+    // "Well below its start": a quarter off once the run is long enough to learn byte statistics.
+    const double bound = steps_ >= 100 ? 0.75 * first : first;
+    if (!(last < bound))
+      state.fail("the loss did not fall enough: " + std::to_string(first) + " -> " + std::to_string(last) +
+                 " nats/byte (needs < " + std::to_string(bound) + ")");
+  }
+
+ private:
+  void fill_batch(std::mt19937_64& rng, size_t begin, size_t end, std::vector<uint8_t>& batch) const {
+    const size_t len = static_cast<size_t>(cfg_.seq + 1);
+    std::uniform_int_distribution<size_t> pick(begin, end - len);
+    for (int64_t b = 0; b < batch_; ++b) {
+      const size_t at = pick(rng);
+      for (size_t i = 0; i < len; ++i) batch[b * len + i] = static_cast<uint8_t>(corpus_.text[at + i]);
+    }
+  }
+
+  // Mean loss over 8 batches of the held-out tenth (fixed positions).
+  double eval_loss() {
+    std::mt19937_64 rng(12345);
+    std::vector<uint8_t> batch(batch_ * (cfg_.seq + 1));
+    double sum = 0;
+    for (int i = 0; i < 8; ++i) {
+      fill_batch(rng, split_, corpus_.text.size(), batch);
+      sum += lm_->forward(batch.data(), batch_);
+    }
+    return sum / 8;
+  }
+
+  LmConfig cfg_;
+  int64_t batch_ = 0, steps_ = 0, trace_every_ = 1;
+  int threads_ = 1;
+  double peak_tflops_ = 0, last_aux_ = 0, last_z_ = 0;
+  Corpus corpus_;
+  size_t split_ = 0;
+  std::optional<MoeLm<float>> lm_;
+  std::optional<RoutingTraceWriter> trace_;
+  std::vector<double> losses_;
+};
+
+}  // namespace
+
+std::unique_ptr<ModeBench> make_lm_bench() { return std::make_unique<LmBench>(); }
+
+}  // namespace mlsb::moe_train

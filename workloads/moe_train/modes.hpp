@@ -1,0 +1,24 @@
+#pragma once
+// The two modes of the moe_train workload:
+//   layer  one MoE layer's training step (forward, backward, AdamW) on synthetic tokens, CPU or CUDA,
+//          with expert parallelism over the case's communicator
+//   lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing traces)
+#include <memory>
+
+#include "harness/mode_bench.hpp"
+#include "workloads/moe_train/adamw.hpp"
+#include "workloads/moe_train/config.hpp"
+
+namespace mlsb::moe_train {
+
+std::unique_ptr<ModeBench> make_layer_bench();
+std::unique_ptr<ModeBench> make_lm_bench();
+
+/// The case's layer configuration: a preset's shape and routing (scaled), or the shape axes when
+/// preset is custom; capacity, drop policy and loss coefficients from the axes. Skips the case
+/// (State::skip, naming the axis) when validate() rejects it for `ranks` ranks.
+MoeConfig layer_config(const State& state, int ranks);
+/// AdamW settings from the lr axis (betas 0.9/0.95, eps 1e-8, weight decay 0.1).
+AdamWConfig optimizer_config(const State& state);
+
+}  // namespace mlsb::moe_train

@@ -1,0 +1,267 @@
+#include "workloads/moe_train/moe_layer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <type_traits>
+
+#include "backends/comm/communicator.hpp"
+#include "backends/cpu/gemm.hpp"
+#include "harness/clock.hpp"
+#include "harness/parallel.hpp"
+#include "harness/workload.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+template <typename T>
+void fill_normal(std::vector<T>& v, size_t begin, size_t n, double stddev, std::mt19937_64& rng) {
+  std::normal_distribution<double> d(0.0, stddev);
+  for (size_t i = 0; i < n; ++i) v[begin + i] = static_cast<T>(d(rng));
+}
+
+std::mt19937_64 stream(uint64_t seed, int64_t id) {
+  return std::mt19937_64(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(id + 2))));
+}
+
+template <typename T>
+comm::ElemType elem_type() {
+  return std::is_same_v<T, float> ? comm::ElemType::F32 : comm::ElemType::F64;
+}
+
+// Runs body(t) for t in [0, n) on `threads` threads, in chunks.
+template <typename F>
+void for_each_token(int64_t n, int threads, F&& body) {
+  constexpr int64_t chunk = 32;
+  parallel_for((n + chunk - 1) / chunk, threads, [&](int64_t i, int) {
+    for (int64_t t = i * chunk, end = std::min(n, (i + 1) * chunk); t < end; ++t) body(t);
+  });
+}
+
+}  // namespace
+
+template <typename T>
+void init_expert(uint64_t seed, int64_t global_id, ExpertWeights<T>& w, int64_t hidden, int64_t ffn) {
+  w.resize(1, hidden, ffn);
+  auto rng = stream(seed, global_id);
+  fill_normal(w.w13, 0, w.w13.size(), 1.0 / std::sqrt(static_cast<double>(hidden)), rng);
+  fill_normal(w.w2, 0, w.w2.size(), 1.0 / std::sqrt(static_cast<double>(ffn)), rng);
+}
+
+template <typename T>
+MoeLayer<T>::MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads)
+    : c_(config), comm_(comm), threads_(threads < 1 ? 1 : threads) {
+  if (comm_) ranks_ = comm_->size(), rank_ = comm_->rank();
+  validate(c_, ranks_);
+  local_experts_ = c_.experts / ranks_;
+  p_.router.assign(c_.hidden * c_.experts, T(0));
+  p_.experts.resize(local_experts_, c_.hidden, c_.ffn);
+  p_.shared.resize(c_.shared_experts > 0 ? 1 : 0, c_.hidden, c_.shared_inner());
+  g_ = p_;
+  bias_.assign(c_.experts, 0.0f);
+}
+
+template <typename T>
+void MoeLayer<T>::init(uint64_t seed) {
+  auto rng = stream(seed, -2);
+  fill_normal(p_.router, 0, p_.router.size(), 1.0 / std::sqrt(static_cast<double>(c_.hidden)), rng);
+  ExpertWeights<T> one;
+  for (int64_t j = 0; j < local_experts_; ++j) {
+    init_expert(seed, rank_ * local_experts_ + j, one, c_.hidden, c_.ffn);
+    std::copy(one.w13.begin(), one.w13.end(), p_.experts.w13_of(j));
+    std::copy(one.w2.begin(), one.w2.end(), p_.experts.w2_of(j));
+  }
+  if (p_.shared.experts) init_expert(seed, -1, p_.shared, c_.hidden, c_.shared_inner());
+  std::fill(bias_.begin(), bias_.end(), 0.0f);
+  zero_grad();
+}
+
+template <typename T>
+void MoeLayer<T>::zero_grad() {
+  std::fill(g_.router.begin(), g_.router.end(), T(0));
+  std::fill(g_.experts.w13.begin(), g_.experts.w13.end(), T(0));
+  std::fill(g_.experts.w2.begin(), g_.experts.w2.end(), T(0));
+  std::fill(g_.shared.w13.begin(), g_.shared.w13.end(), T(0));
+  std::fill(g_.shared.w2.begin(), g_.shared.w2.end(), T(0));
+}
+
+template <typename T>
+void MoeLayer<T>::exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert) {
+  const int64_t h = c_.hidden, L = local_experts_;
+  std::vector<T>& recv = wire_;
+  recv.resize(local_offsets_[L] * h);
+  auto t0 = Clock::now();
+  comm_->alltoallv(by_expert.data(), send_bytes_, recv.data(), recv_bytes_);
+  times_.comm_s += seconds_since(t0);
+  // recv is [source][local expert][rows]; the experts want [local expert][source][rows].
+  by_local_expert.resize(recv.size());
+  std::vector<int64_t> at(local_offsets_.begin(), local_offsets_.end() - 1);
+  int64_t src_row = 0;
+  for (int s = 0; s < ranks_; ++s)
+    for (int64_t j = 0; j < L; ++j) {
+      const int64_t n = recv_counts_[s * L + j];
+      std::memcpy(by_local_expert.data() + at[j] * h, recv.data() + src_row * h, n * h * sizeof(T));
+      at[j] += n, src_row += n;
+    }
+}
+
+template <typename T>
+void MoeLayer<T>::exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert) {
+  const int64_t h = c_.hidden, L = local_experts_;
+  std::vector<T>& send = wire_;
+  send.resize(by_local_expert.size());
+  std::vector<int64_t> at(local_offsets_.begin(), local_offsets_.end() - 1);
+  int64_t dst_row = 0;
+  for (int s = 0; s < ranks_; ++s)
+    for (int64_t j = 0; j < L; ++j) {
+      const int64_t n = recv_counts_[s * L + j];
+      std::memcpy(send.data() + dst_row * h, by_local_expert.data() + at[j] * h, n * h * sizeof(T));
+      at[j] += n, dst_row += n;
+    }
+  by_expert.resize(plan_.rows() * h);
+  auto t0 = Clock::now();
+  comm_->alltoallv(send.data(), recv_bytes_, by_expert.data(), send_bytes_);
+  times_.comm_s += seconds_since(t0);
+}
+
+template <typename T>
+void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
+  const int64_t h = c_.hidden, E = c_.experts, L = local_experts_;
+  x_ = x, tokens_ = tokens;
+  logits_.resize(tokens * E);
+  cpu::gemm<T>(false, false, tokens, E, h, x, p_.router.data(), T(0), logits_.data());
+  routing_ = route(logits_.data(), tokens, c_, c_.router == RouterKind::Sigmoid ? bias_.data() : nullptr);
+  plan_ = plan_dispatch(routing_, c_);
+  const int64_t rows = plan_.rows();
+  xp_.resize(rows * h);
+  for_each_token(rows, threads_, [&](int64_t r) {
+    std::memcpy(xp_.data() + r * h, x + plan_.row_token[r] * h, h * sizeof(T));
+  });
+  yp_.resize(rows * h);
+  if (ranks_ == 1) {
+    local_offsets_ = plan_.offsets;
+    experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts);
+  } else {
+    // Counts first (all-to-all of E/ranks counts per rank pair), then the rows themselves.
+    const std::vector<int64_t> counts = plan_.tokens_per_expert();
+    recv_counts_.assign(ranks_ * L, 0);
+    auto t0 = Clock::now();
+    comm_->alltoall(counts.data(), recv_counts_.data(), static_cast<size_t>(L), comm::ElemType::I64);
+    times_.comm_s += seconds_since(t0);
+    send_bytes_.assign(ranks_, 0), recv_bytes_.assign(ranks_, 0);
+    local_offsets_.assign(L + 1, 0);
+    for (int s = 0; s < ranks_; ++s)
+      for (int64_t j = 0; j < L; ++j) {
+        send_bytes_[s] += static_cast<size_t>(counts[s * L + j] * h) * sizeof(T);
+        recv_bytes_[s] += static_cast<size_t>(recv_counts_[s * L + j] * h) * sizeof(T);
+        local_offsets_[j + 1] += recv_counts_[s * L + j];
+      }
+    for (int64_t j = 0; j < L; ++j) local_offsets_[j + 1] += local_offsets_[j];
+    exchange(xp_, xe_);
+    ye_.resize(xe_.size());
+    experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts);
+    exchange_back(ye_, yp_);
+  }
+  local_rows_.assign(L, 0);
+  for (int64_t j = 0; j < L; ++j) local_rows_[j] = local_offsets_[j + 1] - local_offsets_[j];
+  // Combine: y[t] = sum over kept assignments of weight * expert output (+ the shared experts).
+  if (p_.shared.experts) {
+    const int64_t so[2] = {0, tokens};
+    experts_forward(p_.shared, x, so, y, shared_cache_, threads_, times_.experts);
+  } else {
+    std::fill(y, y + tokens * h, T(0));
+  }
+  const int64_t k = c_.topk;
+  for_each_token(tokens, threads_, [&](int64_t t) {
+    T* yt = y + t * h;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t r = plan_.slot_row[t * k + j];
+      if (r < 0) continue;
+      const T w = routing_.weight[t * k + j];
+      const T* yr = yp_.data() + r * h;
+      for (int64_t i = 0; i < h; ++i) yt[i] += w * yr[i];
+    }
+  });
+}
+
+template <typename T>
+void MoeLayer<T>::backward(const T* dy, T* dx) {
+  const int64_t h = c_.hidden, E = c_.experts, k = c_.topk, tokens = tokens_, rows = plan_.rows();
+  // Through the combine: d(expert output) = weight * dy, d(weight) = <dy, expert output>.
+  std::vector<T>& dyp = dyp_;
+  std::vector<T>& dweight = dweight_;
+  dyp.resize(rows * h);
+  dweight.assign(tokens * k, T(0));
+  for_each_token(tokens, threads_, [&](int64_t t) {
+    const T* dyt = dy + t * h;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t r = plan_.slot_row[t * k + j];
+      if (r < 0) continue;
+      const T w = routing_.weight[t * k + j];
+      const T* yr = yp_.data() + r * h;
+      T* d = dyp.data() + r * h;
+      T dot = 0;
+      for (int64_t i = 0; i < h; ++i) d[i] = w * dyt[i], dot += dyt[i] * yr[i];
+      dweight[t * k + j] = dot;
+    }
+  });
+  std::vector<T>& dxp = dxp_;
+  dxp.resize(rows * h);
+  if (ranks_ == 1) {
+    experts_backward(p_.experts, xp_.data(), local_offsets_, dyp.data(), cache_, dxp.data(), g_.experts, threads_,
+                     times_.experts);
+  } else {
+    dxe_.resize(xe_.size());
+    exchange(dyp, dye_);
+    experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts, threads_,
+                     times_.experts);
+    exchange_back(dxe_, dxp);
+  }
+  if (p_.shared.experts) {
+    const int64_t so[2] = {0, tokens};
+    experts_backward(p_.shared, x_, so, dy, shared_cache_, dx, g_.shared, threads_, times_.experts);
+  } else {
+    std::fill(dx, dx + tokens * h, T(0));
+  }
+  for_each_token(tokens, threads_, [&](int64_t t) {
+    T* dxt = dx + t * h;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t r = plan_.slot_row[t * k + j];
+      if (r < 0) continue;
+      const T* d = dxp.data() + r * h;
+      for (int64_t i = 0; i < h; ++i) dxt[i] += d[i];
+    }
+  });
+  // Router: dlogits from the weights, aux and z losses; then the router GEMM's two gradients.
+  std::vector<T>& dlogits = dlogits_;
+  dlogits.resize(tokens * E);
+  route_backward(routing_, logits_.data(), dweight.data(), c_, dlogits.data());
+  cpu::gemm<T>(true, false, h, E, tokens, x_, dlogits.data(), T(1), g_.router.data());
+  cpu::gemm<T>(false, true, tokens, h, E, T(1), dlogits.data(), E, p_.router.data(), E, T(1), dx, h);
+  if (ranks_ > 1) {
+    auto t0 = Clock::now();
+    comm_->allreduce(g_.router.data(), g_.router.data(), g_.router.size(), elem_type<T>(), comm::ReduceOp::Sum);
+    if (p_.shared.experts) {
+      comm_->allreduce(g_.shared.w13.data(), g_.shared.w13.data(), g_.shared.w13.size(), elem_type<T>(),
+                       comm::ReduceOp::Sum);
+      comm_->allreduce(g_.shared.w2.data(), g_.shared.w2.data(), g_.shared.w2.size(), elem_type<T>(),
+                       comm::ReduceOp::Sum);
+    }
+    times_.comm_s += seconds_since(t0);
+  }
+}
+
+template <typename T>
+void MoeLayer<T>::update_bias() {
+  if (c_.router != RouterKind::Sigmoid || c_.bias_rate == 0) return;
+  std::vector<int64_t> load = routing_.load;
+  if (ranks_ > 1) comm_->allreduce(load.data(), load.data(), load.size(), comm::ElemType::I64, comm::ReduceOp::Sum);
+  update_expert_bias(bias_, load, c_.bias_rate);
+}
+
+template void init_expert(uint64_t, int64_t, ExpertWeights<float>&, int64_t, int64_t);
+template void init_expert(uint64_t, int64_t, ExpertWeights<double>&, int64_t, int64_t);
+template class MoeLayer<float>;
+template class MoeLayer<double>;
+
+}  // namespace mlsb::moe_train

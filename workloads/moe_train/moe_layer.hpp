@@ -1,0 +1,96 @@
+#pragma once
+// One MoE layer on the CPU, forward and backward: router GEMM, routing, capacity and permutation,
+// (with expert parallelism) all-to-all of token counts then tokens, the grouped-GEMM SwiGLU experts,
+// the reverse all-to-all, unpermute and combine with the routing weights, plus shared experts.
+// T is float (the workload) or double (gradient checks). Row-major throughout.
+#include <cstdint>
+#include <vector>
+
+#include "workloads/moe_train/config.hpp"
+#include "workloads/moe_train/dispatch.hpp"
+#include "workloads/moe_train/experts.hpp"
+#include "workloads/moe_train/router.hpp"
+
+namespace mlsb::comm { class Communicator; }
+
+namespace mlsb::moe_train {
+
+template <typename T>
+struct MoeParams {
+  std::vector<T> router;    ///< [hidden, experts], replicated on every rank
+  ExpertWeights<T> experts; ///< this rank's experts: global ids [rank * E/ranks, (rank + 1) * E/ranks)
+  ExpertWeights<T> shared;  ///< 1 fused expert of ffn = shared_inner(), or 0 experts; replicated
+};
+
+/// Where a step's time went (seconds, summed over forward and backward since the last reset).
+struct LayerTimes {
+  double comm_s = 0;  ///< all-to-all(v) of counts and tokens, and the replicated-gradient allreduce
+  GemmStats experts;  ///< the routed and shared experts' GEMMs
+};
+
+/// Initial weights: N(0, 1/fan_in) from a stream per tensor, so a given (seed, global expert id) gives
+/// the same expert on any rank count. Fills `w` (1 expert of hidden x ffn) for expert `global_id`
+/// (-1 = the shared experts).
+template <typename T>
+void init_expert(uint64_t seed, int64_t global_id, ExpertWeights<T>& w, int64_t hidden, int64_t ffn);
+
+template <typename T>
+class MoeLayer {
+ public:
+  /// `comm` nullptr or of size 1: all experts local. Else experts are sharded over its ranks and every
+  /// rank must call forward/backward together (collectives). Throws std::invalid_argument (validate()).
+  MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads);
+
+  /// Deterministic weights from `seed` (see init_expert); zero gradients and expert bias.
+  void init(uint64_t seed);
+  /// y [tokens, hidden] = layer(x [tokens, hidden]). Keeps what backward needs; sets aux_loss/z_loss.
+  void forward(const T* x, int64_t tokens, T* y);
+  /// dx [tokens, hidden] (overwritten) and gradients (accumulated) for the loss whose gradient at y is
+  /// dy, plus aux_loss + z_loss. Gradients of replicated weights are summed over ranks.
+  void backward(const T* dy, T* dx);
+  void zero_grad();
+  /// Sigmoid router: the aux-loss-free bias step from the last forward's load, summed over ranks.
+  void update_bias();
+
+  const MoeConfig& config() const { return c_; }
+  MoeParams<T>& params() { return p_; }
+  const MoeParams<T>& params() const { return p_; }
+  MoeParams<T>& grads() { return g_; }
+  const Routing<T>& routing() const { return routing_; }
+  const DispatchPlan& plan() const { return plan_; }
+  /// Rows each local expert computed in the last forward (tokens from every rank).
+  const std::vector<int64_t>& local_expert_rows() const { return local_rows_; }
+  std::vector<float>& expert_bias() { return bias_; }
+  LayerTimes& times() { return times_; }
+  T aux_loss() const { return routing_.aux_loss; }
+  T z_loss() const { return routing_.z_loss; }
+  int ranks() const { return ranks_; }
+
+ private:
+  void exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert);    // tokens to experts
+  void exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert); // results home
+
+  MoeConfig c_;
+  comm::Communicator* comm_;
+  int ranks_ = 1, rank_ = 0, threads_ = 1;
+  int64_t local_experts_ = 0, tokens_ = 0;
+  MoeParams<T> p_, g_;
+  std::vector<float> bias_;
+  LayerTimes times_;
+  // Forward state.
+  const T* x_ = nullptr;
+  std::vector<T> logits_;
+  Routing<T> routing_;
+  DispatchPlan plan_;
+  std::vector<T> xp_, yp_;            // permuted rows by global expert (this rank's tokens)
+  std::vector<T> xe_;                 // rows at this rank's experts, by local expert (all ranks' tokens)
+  // Workspaces reused across steps (no allocation or page faults once sizes are steady).
+  std::vector<T> ye_, dyp_, dxp_, dye_, dxe_, dweight_, dlogits_, wire_;
+  std::vector<int64_t> local_offsets_, local_rows_;
+  ExpertCache<T> cache_, shared_cache_;
+  // Exchange layout: recv_counts_[s * local + j] rows from rank s for local expert j.
+  std::vector<int64_t> recv_counts_;
+  std::vector<size_t> send_bytes_, recv_bytes_;
+};
+
+}  // namespace mlsb::moe_train

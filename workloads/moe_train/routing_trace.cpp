@@ -1,0 +1,33 @@
+#include "workloads/moe_train/routing_trace.hpp"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace mlsb::moe_train {
+
+RoutingTraceWriter::RoutingTraceWriter(const std::string& path, int64_t layers, const MoeConfig& c, int64_t seq,
+                                       const std::string& source)
+    : path_(path), out_(path, std::ios::trunc) {
+  if (!out_) throw std::runtime_error("trace_out: cannot create " + path);
+  out_ << nlohmann::json{{"format", "mlsysbench-routing-trace"}, {"version", 1}, {"layers", layers},
+                         {"experts", c.experts}, {"topk", c.topk}, {"seq", seq}, {"source", source}}
+              .dump()
+       << "\n";
+}
+
+void RoutingTraceWriter::write(int64_t step, int64_t layer, const Routing<float>& r, const uint8_t* tokens,
+                               int64_t seq) {
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    const int64_t b = t / seq, p = t % seq;
+    nlohmann::json e = nlohmann::json::array(), w = nlohmann::json::array();
+    for (int64_t j = 0; j < r.topk; ++j) e.push_back(r.expert[t * r.topk + j]), w.push_back(r.weight[t * r.topk + j]);
+    out_ << nlohmann::json{{"step", step}, {"layer", layer}, {"seq", b}, {"pos", p},
+                           {"token", tokens[b * (seq + 1) + p]}, {"experts", e}, {"weights", w}}
+                .dump()
+         << "\n";
+    ++lines_;
+  }
+  if (!out_) throw std::runtime_error("trace_out: writing " + path_ + " failed (disk full?)");
+}
+
+}  // namespace mlsb::moe_train
