@@ -42,9 +42,9 @@ void validate(const MoeConfig& c, int ranks) {
     fail("capacity_factor: must be > 0, or 0 for dropless (got " + std::to_string(c.capacity_factor) + ")");
   if (c.groups < 1 || c.experts % c.groups != 0)
     fail("groups: " + std::to_string(c.groups) + " groups do not divide experts = " + std::to_string(c.experts));
-  if (c.group_topk < 1 || c.group_topk > c.groups)
-    fail("group_topk: " + std::to_string(c.group_topk) + " must lie in [1, groups = " + std::to_string(c.groups) + "]");
   if (c.groups > 1) {
+    if (c.group_topk < 1 || c.group_topk > c.groups)
+      fail("group_topk: " + std::to_string(c.group_topk) + " must lie in [1, groups = " + std::to_string(c.groups) + "]");
     if (c.group_topk * (c.experts / c.groups) < c.topk)
       fail("group_topk: " + std::to_string(c.group_topk) + " groups of " + std::to_string(c.experts / c.groups) +
            " experts hold fewer than topk = " + std::to_string(c.topk) + " experts");

@@ -48,8 +48,8 @@ struct MoeConfig {
 
 /// Throws std::invalid_argument whose message starts with the offending axis ("topk: ...") for a
 /// configuration that cannot run: k > E or k < 1, E not divisible by `ranks` (expert parallelism),
-/// capacity_factor < 0 (0 is dropless), groups not dividing E, group_topk outside [1, groups], or too
-/// few experts in the chosen groups for k.
+/// capacity_factor < 0 (0 is dropless), groups not dividing E, and (groups > 1) group_topk outside
+/// [1, groups] or above k, or too few experts in the chosen groups for k. groups = 1 ignores group_topk.
 void validate(const MoeConfig& c, int ranks);
 
 /// The published layer shapes (routing included), with h and f divided by `scale` (at least 1 each):

@@ -51,13 +51,16 @@ Corpus load_corpus(const std::string& where, int64_t max_bytes, int64_t min_byte
     if (static_cast<int64_t>(c.text.size()) >= max_bytes) break;
     std::error_code ec;
     const fs::path real = fs::canonical(f, ec);
-    if (ec || !seen.insert(real).second) continue;
-    std::ifstream in(real, std::ios::binary);
-    std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) continue;
-    if (body.empty() || body.find('\0') != std::string::npos) continue;
+    if (ec || !fs::is_regular_file(real, ec) || !seen.insert(real).second) continue;
+    // Read no more than still fits: a huge file costs only what is kept of it.
     const size_t room = static_cast<size_t>(max_bytes) - c.text.size();
-    c.text.append(body, 0, std::min(room, body.size()));
+    std::string body(std::min<uintmax_t>(room, fs::file_size(real, ec)), '\0');
+    if (ec) continue;
+    std::ifstream in(real, std::ios::binary);
+    in.read(body.data(), static_cast<std::streamsize>(body.size()));
+    body.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    if (body.empty() || body.find('\0') != std::string::npos) continue;
+    c.text += body;
     ++c.files;
   }
   if (static_cast<int64_t>(c.text.size()) < min_bytes)

@@ -52,6 +52,7 @@ class LmBench final : public ModeBench {
       } catch (const std::runtime_error& e) {
         state.fail(e.what());
       }
+      if (trace_->replaced()) state.warn("trace_out: replaced the earlier routing trace in " + trace);
       trace_every_ = state.get_int("trace_every");
     }
   }
@@ -138,7 +139,12 @@ class LmBench final : public ModeBench {
     if (losses_.empty()) return;
     const size_t w = std::min<size_t>(10, losses_.size());
     const double first = losses_.front(), last = mean_of(losses_, losses_.size() - w, losses_.size());
-    // "Well below its start": a quarter off once the run is long enough to learn byte statistics.
+    // "Well below its start": a quarter off once the run is long enough to learn byte statistics;
+    // below 20 steps the mean of the last 10 still holds the start, so nothing is judged.
+    if (steps_ < 20) {
+      state.warn("steps: fewer than 20 steps; the loss curve is not checked");
+      return;
+    }
     const double bound = steps_ >= 100 ? 0.75 * first : first;
     if (!(last < bound))
       state.fail("the loss did not fall enough: " + std::to_string(first) + " -> " + std::to_string(last) +

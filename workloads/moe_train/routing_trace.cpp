@@ -1,13 +1,28 @@
 #include "workloads/moe_train/routing_trace.hpp"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace mlsb::moe_train {
 
 RoutingTraceWriter::RoutingTraceWriter(const std::string& path, int64_t layers, const MoeConfig& c, int64_t seq,
                                        const std::string& source)
-    : path_(path), out_(path, std::ios::trunc) {
+    : path_(path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::ifstream in(path, std::ios::binary);
+    std::string first(256, '\0');
+    in.read(first.data(), static_cast<std::streamsize>(first.size()));
+    first.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    if (!std::filesystem::is_regular_file(path, ec) ||
+        first.find("\"format\":\"mlsysbench-routing-trace\"") == std::string::npos)
+      throw std::runtime_error("trace_out: " + path + " exists and is not a routing trace; refusing to overwrite it");
+    replaced_ = true;
+  }
+  out_.open(path, std::ios::trunc);
   if (!out_) throw std::runtime_error("trace_out: cannot create " + path);
   out_ << nlohmann::json{{"format", "mlsysbench-routing-trace"}, {"version", 1}, {"layers", layers},
                          {"experts", c.experts}, {"topk", c.topk}, {"seq", seq}, {"source", source}}
@@ -27,7 +42,7 @@ void RoutingTraceWriter::write(int64_t step, int64_t layer, const Routing<float>
          << "\n";
     ++lines_;
   }
-  if (!out_) throw std::runtime_error("trace_out: writing " + path_ + " failed (disk full?)");
+  if (!out_) throw std::runtime_error("trace_out: writing " + path_ + " failed");
 }
 
 }  // namespace mlsb::moe_train

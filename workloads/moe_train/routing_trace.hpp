@@ -16,17 +16,23 @@ namespace mlsb::moe_train {
 
 class RoutingTraceWriter {
  public:
-  /// Creates (truncates) `path` and writes the header. Throws std::runtime_error naming the path.
+  /// Creates `path` and writes the header. An existing file is replaced only when it is a routing trace
+  /// itself (its first line is a trace header), so a mistyped path never overwrites a store, a corpus
+  /// or any other file. Throws std::runtime_error("trace_out: ...") naming the path otherwise, or when
+  /// the file cannot be written.
   RoutingTraceWriter(const std::string& path, int64_t layers, const MoeConfig& c, int64_t seq,
                      const std::string& source);
   /// One layer's routing of a step: r.tokens = batch * seq, `tokens` the input bytes [batch, seq + 1].
   void write(int64_t step, int64_t layer, const Routing<float>& r, const uint8_t* tokens, int64_t seq);
   int64_t lines() const { return lines_; }
+  /// True when an earlier trace at the path was replaced.
+  bool replaced() const { return replaced_; }
 
  private:
   std::string path_;
   std::ofstream out_;
   int64_t lines_ = 0;
+  bool replaced_ = false;
 };
 
 }  // namespace mlsb::moe_train

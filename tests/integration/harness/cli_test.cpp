@@ -62,7 +62,7 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   };
   test::write_file(dir / "bad.json", "{\"cases\": [ {\"workload\": ");
   const std::vector<Case> cases = {
-      {"run nosuch", "'nosuch' is neither a workload (compress, toolbench"},
+      {"run nosuch", "'nosuch' is neither a workload (compress, moe_train, toolbench"},
       {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
@@ -135,8 +135,9 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto full = cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // All axes at their defaults: the case is named by its workload alone.
-  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/3] toolbench  ok"), HasSubstr("pass_at_1"),
-                              HasSubstr("compress/codec=int8-block,elements=1048576  ok")));
+  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/5] toolbench  ok"), HasSubstr("pass_at_1"),
+                              HasSubstr("compress/codec=int8-block,elements=1048576  ok"),
+                              HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
     const auto r = cli(db + "run smoke --filter '^toolbench' --tag " + tag);

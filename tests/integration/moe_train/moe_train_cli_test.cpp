@@ -131,6 +131,31 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   EXPECT_THAT(test::read_file(dir / "r.html"), testing::HasSubstr("class=\"line\""));
 }
 
+TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
+  test::TempDir dir;
+  const auto db = dir / "r.db";
+  const std::string lm = "run moe_train -p mode=lm -p hidden=16 -p ffn=16 -p experts=4 -p seq=16 -p batch=2 "
+                         "-p steps=5 -p corpus_mb=0.1 ";
+  ASSERT_EQ(mlsb(db, lm + "-p trace_out=" + quote(dir / "t.jsonl")).exit_code, 0);
+  const auto again = mlsb(db, lm + "-p trace_out=" + quote(db));
+  EXPECT_EQ(again.exit_code, 1) << again.err;
+  reports::Store store(db.string(), true);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 2u) << "the store survived";
+  const auto c = store.load_run(runs[0].id).cases.at(0);
+  EXPECT_EQ(c.status, "failed");
+  EXPECT_THAT(c.reason, testing::HasSubstr("is not a routing trace; refusing to overwrite it"));
+  test::write_file(dir / "corpus.txt", std::string(4000, 'a'));
+  const auto corpus = mlsb(dir / "c.db", lm + "-p corpus=" + quote(dir / "corpus.txt") + " -p trace_out=" +
+                                             quote(dir / "corpus.txt"));
+  EXPECT_EQ(corpus.exit_code, 1);
+  EXPECT_EQ(test::read_file(dir / "corpus.txt"), std::string(4000, 'a'));
+  // An earlier trace is replaced, with a warning.
+  const auto replace = mlsb(db, lm + "-p trace_out=" + quote(dir / "t.jsonl"));
+  EXPECT_EQ(replace.exit_code, 0);
+  EXPECT_THAT(replace.err, testing::HasSubstr("replaced the earlier routing trace"));
+}
+
 TEST(MoeTrainCli, AMissingCorpusIsSkippedWithTheReason) {
   test::TempDir dir;
   test::write_file(dir / "tiny.txt", "too short");

@@ -46,5 +46,18 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   }
 }
 
+TEST(MoeTrainMpi, ExpertParallelGradientsEqualOneRankWithEveryExpert) {
+  const fs::path check = fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / "moe_ep_check";
+  if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
+  for (int ranks : {2, 4}) {
+    const auto r = test::run_shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun -n " +
+                                   std::to_string(ranks) + " --oversubscribe '" + check.string() + "'");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    int ok = 0;
+    for (size_t at = r.out.find(" ok router"); at != std::string::npos; at = r.out.find(" ok router", at + 1)) ++ok;
+    EXPECT_EQ(ok, 3 * ranks) << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace mlsb

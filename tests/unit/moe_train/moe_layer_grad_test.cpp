@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "unit/moe_train/finite_difference.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 
 namespace mlsb::moe_train {
@@ -55,14 +56,8 @@ TEST_P(MoeLayerGrad, MatchesCentralDifferences) {
   auto check = [&](const std::string& what, std::vector<double>& param, const std::vector<double>& grad) {
     ASSERT_EQ(param.size(), grad.size());
     for (size_t i = 0; i < param.size(); ++i) {
-      const double keep = param[i], eps = 1e-6;
-      param[i] = keep + eps;
-      const double up = loss();
-      param[i] = keep - eps;
-      const double down = loss();
-      param[i] = keep;
-      const double fd = (up - down) / (2 * eps);
-      EXPECT_NEAR(grad[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << what << "[" << i << "]";
+      const double fd = test::central_difference(param[i], loss);
+      EXPECT_NEAR(grad[i], fd, test::fd_tolerance(fd)) << what << "[" << i << "]";
     }
   };
   check("x", x, dx);
