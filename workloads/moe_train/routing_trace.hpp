@@ -5,7 +5,7 @@
 //    "seq": S, "source": "..."}
 // then one line per token and layer of a traced step:
 //   {"step": s, "layer": l, "seq": b, "pos": p, "token": byte, "experts": [e0, ...], "weights": [w0, ...]}
-// with the experts by decreasing selection score.
+// with the experts by decreasing selection score and the weights rounded to 1e-6.
 #include <cstdint>
 #include <fstream>
 #include <string>
