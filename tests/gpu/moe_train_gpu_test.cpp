@@ -337,6 +337,7 @@ struct Variant {
   double capacity_factor;
   DropPolicy drop;
 };
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 MoeConfig config_of(const Variant& v) {
   MoeConfig c;

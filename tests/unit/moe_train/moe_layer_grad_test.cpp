@@ -22,6 +22,7 @@ struct Case {
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& info) { return info.param.name; }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class MoeLayerGrad : public testing::TestWithParam<Case> {};
 
