@@ -85,6 +85,10 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   const auto sx = [&](double x) { return left + (x - x0) / (x1 - x0) * plot_w; };
   const auto sy = [&](double y) { return top + (y1 - y) / (y1 - y0) * plot_h; };
   const double width = left + plot_w + 20, height = top + plot_h + bottom;
+  // Steps and other whole-number x values are labelled as integers.
+  const auto x_tick = [](double v) {
+    return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<long long>(v)) : fmt_num(v);
+  };
   std::string path;
   for (const auto& [x, y] : points)
     if (std::isfinite(x) && std::isfinite(y)) path += (path.empty() ? "M" : "L") + px(sx(x)) + " " + px(sy(y));
@@ -96,9 +100,9 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   out += "<path class=\"axis\" d=\"M" + px(left) + " " + px(top) + "V" + base + "H" + px(left + plot_w) + "\"/>";
   out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + px(top + 10) + "\">" + html_escape(fmt_num(y1)) + "</text>";
   out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + base + "\">" + html_escape(fmt_num(y0)) + "</text>";
-  out += "<text class=\"tick\" x=\"" + px(left) + "\" y=\"" + px(top + plot_h + 14) + "\">" + html_escape(fmt_num(x0)) + "</text>";
+  out += "<text class=\"tick\" x=\"" + px(left) + "\" y=\"" + px(top + plot_h + 14) + "\">" + html_escape(x_tick(x0)) + "</text>";
   out += "<text class=\"tick end\" x=\"" + px(left + plot_w) + "\" y=\"" + px(top + plot_h + 14) + "\">" +
-         html_escape(fmt_num(x1)) + "</text>";
+         html_escape(x_tick(x1)) + "</text>";
   out += "<text class=\"tick\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h + 30) + "\">" +
          html_escape(y_label + " vs " + x_label) + "</text></svg>";
   return out;

@@ -33,7 +33,7 @@ class MoeTrainWorkload final : public Workload {
         string_axis("router", {"topk_softmax"}, "custom: topk_softmax (Megatron default), softmax_topk, sigmoid "
                     "(DeepSeek-V3, expert bias)", {"topk_softmax", "softmax_topk", "sigmoid"}),
         int_axis("groups", {1}, "custom: expert groups for group-limited top-k (1: none)", 1, 65536),
-        int_axis("group_topk", {1}, "custom: groups a token may route to", 1, 65536),
+        int_axis("group_topk", {1}, "custom: groups a token may route to (ignored when groups = 1)", 1, 65536),
         float_axis("capacity_factor", {0.0}, "capacity = ceil(tokens*k/E*cf); 0 = dropless", 0, 1e6),
         string_axis("drop_policy", {"probs"}, "over capacity keep the highest weights or the first tokens",
                     {"probs", "position"}),
@@ -76,7 +76,7 @@ class MoeTrainWorkload final : public Workload {
         {"dropped_fraction", "ratio", Better::Lower, "assignments dropped by capacity, all ranks"},
         {"aux_loss", "loss", Better::Lower, "load-balancing loss (mean over ranks; lm: last step, all layers)"},
         {"z_loss", "loss", Better::Lower, "router z-loss (mean over ranks; lm: last step, all layers)"},
-        {"objective", "loss", Better::Lower, "layer: <y, dy> / tokens + aux + z before the step"},
+        {"objective", "loss", Better::Lower, "layer: <y, dy> / tokens + aux + z before the step (what AdamW lowers; a check, not a speed)"},
         {"initial_loss", "nats/byte", Better::Lower, "lm: training loss of the first step (about ln 256 = 5.55 at init)"},
         {"final_loss", "nats/byte", Better::Lower, "lm: mean training loss of the last 10 steps"},
         {"eval_loss", "nats/byte", Better::Lower, "lm: loss on the held-out tenth of the corpus after training"},
