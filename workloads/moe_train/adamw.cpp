@@ -30,8 +30,8 @@ void AdamW<T>::step(int threads) {
   constexpr int64_t chunk = 1 << 15;
   for (auto& s : slots_) {
     const int64_t n = static_cast<int64_t>(s.p.size());
-    parallel_for((n + chunk - 1) / chunk, threads, [&](int64_t c, int) {
-      for (int64_t i = c * chunk, end = std::min(n, (c + 1) * chunk); i < end; ++i) {
+    parallel_for_ranges(n, chunk, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
         const T g = s.g[i];
         s.m[i] = b1 * s.m[i] + (T(1) - b1) * g;
         s.v[i] = b2 * s.v[i] + (T(1) - b2) * g * g;

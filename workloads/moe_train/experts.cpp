@@ -9,14 +9,7 @@
 namespace mlsb::moe_train {
 namespace {
 
-// Runs body(row_begin, row_end) over [0, rows) in chunks on `threads` threads.
-template <typename F>
-void for_rows(int64_t rows, int threads, F&& body) {
-  constexpr int64_t chunk = 64;
-  parallel_for((rows + chunk - 1) / chunk, threads, [&](int64_t i, int) {
-    body(i * chunk, std::min(rows, (i + 1) * chunk));
-  });
-}
+constexpr int64_t kRowChunk = 64;  // rows per unit of element-wise work
 
 template <typename T>
 T sigmoid(T x) {
@@ -39,7 +32,7 @@ void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int6
     auto t0 = Clock::now();
     cpu::gemm<T>(false, false, m, 2 * f, h, x + o * h, w.w13_of(e), T(0), h13);
     stats.seconds += seconds_since(t0);
-    for_rows(m, threads, [&](int64_t r0, int64_t r1) {
+    parallel_for_ranges(m, kRowChunk, threads, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t j = 0; j < f; ++j) {
           const T g = h13[r * 2 * f + j];
@@ -71,7 +64,7 @@ void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int
     cpu::gemm<T>(false, true, m, f, h, T(1), dye, h, w.w2_of(e), h, T(0), dh, 2 * f);
     cpu::gemm<T>(true, false, f, h, m, a, dye, T(1), grad.w2_of(e));
     stats.seconds += seconds_since(t0);
-    for_rows(m, threads, [&](int64_t r0, int64_t r1) {
+    parallel_for_ranges(m, kRowChunk, threads, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t j = 0; j < f; ++j) {
           const T g = h13[r * 2 * f + j], u = h13[r * 2 * f + f + j], da = dh[r * 2 * f + j];

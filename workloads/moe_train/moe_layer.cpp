@@ -10,15 +10,10 @@
 #include "harness/clock.hpp"
 #include "harness/parallel.hpp"
 #include "harness/workload.hpp"
+#include "workloads/moe_train/init.hpp"
 
 namespace mlsb::moe_train {
 namespace {
-
-template <typename T>
-void fill_normal(std::vector<T>& v, size_t begin, size_t n, double stddev, std::mt19937_64& rng) {
-  std::normal_distribution<double> d(0.0, stddev);
-  for (size_t i = 0; i < n; ++i) v[begin + i] = static_cast<T>(d(rng));
-}
 
 std::mt19937_64 stream(uint64_t seed, int64_t id) {
   return std::mt19937_64(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(id + 2))));
@@ -29,12 +24,11 @@ comm::ElemType elem_type() {
   return std::is_same_v<T, float> ? comm::ElemType::F32 : comm::ElemType::F64;
 }
 
-// Runs body(t) for t in [0, n) on `threads` threads, in chunks.
+// Runs body(t) for t in [0, n) on `threads` threads, 32 rows at a time.
 template <typename F>
 void for_each_token(int64_t n, int threads, F&& body) {
-  constexpr int64_t chunk = 32;
-  parallel_for((n + chunk - 1) / chunk, threads, [&](int64_t i, int) {
-    for (int64_t t = i * chunk, end = std::min(n, (i + 1) * chunk); t < end; ++t) body(t);
+  parallel_for_ranges(n, 32, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) body(t);
   });
 }
 
@@ -44,8 +38,8 @@ template <typename T>
 void init_expert(uint64_t seed, int64_t global_id, ExpertWeights<T>& w, int64_t hidden, int64_t ffn) {
   w.resize(1, hidden, ffn);
   auto rng = stream(seed, global_id);
-  fill_normal(w.w13, 0, w.w13.size(), 1.0 / std::sqrt(static_cast<double>(hidden)), rng);
-  fill_normal(w.w2, 0, w.w2.size(), 1.0 / std::sqrt(static_cast<double>(ffn)), rng);
+  fill_normal(w.w13, 1.0 / std::sqrt(static_cast<double>(hidden)), rng);
+  fill_normal(w.w2, 1.0 / std::sqrt(static_cast<double>(ffn)), rng);
 }
 
 template <typename T>
@@ -64,7 +58,7 @@ MoeLayer<T>::MoeLayer(const MoeConfig& config, comm::Communicator* comm, int thr
 template <typename T>
 void MoeLayer<T>::init(uint64_t seed) {
   auto rng = stream(seed, -2);
-  fill_normal(p_.router, 0, p_.router.size(), 1.0 / std::sqrt(static_cast<double>(c_.hidden)), rng);
+  fill_normal(p_.router, 1.0 / std::sqrt(static_cast<double>(c_.hidden)), rng);
   ExpertWeights<T> one;
   for (int64_t j = 0; j < local_experts_; ++j) {
     init_expert(seed, rank_ * local_experts_ + j, one, c_.hidden, c_.ffn);

@@ -6,15 +6,10 @@
 
 #include "backends/cpu/gemm.hpp"
 #include "harness/workload.hpp"
+#include "workloads/moe_train/init.hpp"
 
 namespace mlsb::moe_train {
 namespace {
-
-template <typename T>
-void fill_normal(std::vector<T>& v, double stddev, std::mt19937_64& rng) {
-  std::normal_distribution<double> d(0.0, stddev);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-}
 
 template <typename T>
 void zero(std::vector<T>& v) {
