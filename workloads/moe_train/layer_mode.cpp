@@ -81,10 +81,13 @@ class LayerBench final : public ModeBench {
 
   void sample(State& state) override {
     const StepNumbers n = gpu_ ? gpu_step() : cpu_step();
-    if (!std::isfinite(n.objective))
+    // Agreed over ranks before it is judged, so every rank fails together instead of one rank failing
+    // while the others wait for it in the collectives below.
+    const double objective = mean_over_ranks(n.objective);
+    if (!std::isfinite(objective))
       state.fail("the objective diverged (non-finite after " + std::to_string(steps_) + " steps): lower lr");
-    if (steps_ == 0) first_objective_ = n.objective;
-    last_objective_ = n.objective;
+    if (steps_ == 0) first_objective_ = objective;
+    last_objective_ = objective;
     ++steps_;
     const double fwd = comm_->max_over_ranks(n.forward_s), bwd = comm_->max_over_ranks(n.backward_s);
     const double fb = comm_->max_over_ranks(n.forward_s + n.backward_s);
@@ -117,7 +120,7 @@ class LayerBench final : public ModeBench {
     state.record("dropped_fraction", dropped / (ranks * static_cast<double>(tokens_ * config_.topk)));
     state.record("aux_loss", mean_over_ranks(n.aux));
     state.record("z_loss", mean_over_ranks(n.z));
-    state.record("objective", mean_over_ranks(n.objective));
+    state.record("objective", objective);
   }
 
   void verify(State& state) override {
