@@ -82,7 +82,10 @@ class SessionClient final : public Client {
  private:
   /// The `result` of a request; throws McpError (malformed()) when it is not an object.
   json request(const std::string& method, const json& params) {
-    json result = session_.request(method, params, options_.request_timeout);
+    return request(method, params, options_.request_timeout);
+  }
+  json request(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
+    json result = session_.request(method, params, timeout);
     if (!result.is_object()) malformed(method, "the result is not an object", result);
     return result;
   }
@@ -98,7 +101,8 @@ class SessionClient final : public Client {
     const json result = request("initialize", {{"protocolVersion", versions.front()},
                                                {"capabilities", json::object()},
                                                {"clientInfo", {{"name", options_.client_name},
-                                                               {"version", options_.client_version}}}});
+                                                               {"version", options_.client_version}}}},
+                                options_.connect_timeout);
     const auto answered = result.find("protocolVersion");
     const std::string version = answered != result.end() && answered->is_string() ? answered->get<std::string>() : "";
     if (std::find(versions.begin(), versions.end(), version) == versions.end()) {
@@ -110,7 +114,7 @@ class SessionClient final : public Client {
     protocol_version_ = version;
     server_info_ = result.value("serverInfo", json::object());
     session_.transport().set_protocol_version(version);
-    session_.notify("notifications/initialized", nullptr, options_.request_timeout);
+    session_.notify("notifications/initialized", nullptr, options_.connect_timeout);
   }
 
   ClientOptions options_;

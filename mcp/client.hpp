@@ -38,7 +38,8 @@ struct ServerSpec {
 };
 
 struct ClientOptions {
-  std::chrono::milliseconds request_timeout{30000};
+  std::chrono::milliseconds request_timeout{30000};  ///< each request after the handshake (tools/list, tools/call, ping)
+  std::chrono::milliseconds connect_timeout{30000};  ///< the initialize handshake (includes the server's start-up)
   std::string client_name = "mlsysbench";
   std::string client_version = "0.1.0";
 };

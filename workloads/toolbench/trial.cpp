@@ -79,6 +79,7 @@ class Servers {
         const mcp::ServerSpec spec = instantiate(entry->second, vars_, (logs_ / (name + ".log")).string());
         mcp::ClientOptions opts;
         opts.request_timeout = setup_.call_timeout;
+        opts.connect_timeout = setup_.call_timeout;
         auto client = mcp::Client::connect(spec, opts);
         run_.server_starts[name] = "";
         return (clients_[name] = std::move(client)).get();

@@ -16,9 +16,18 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+/// Requests after the handshake time out after `timeout`; the handshake keeps the default, so a server slow to
+/// start on a loaded machine does not fail a test about later requests.
 ClientOptions with_timeout(std::chrono::milliseconds timeout) {
   ClientOptions options;
   options.request_timeout = timeout;
+  return options;
+}
+
+/// The handshake itself times out after `timeout`.
+ClientOptions with_connect_timeout(std::chrono::milliseconds timeout) {
+  ClientOptions options;
+  options.connect_timeout = timeout;
   return options;
 }
 
@@ -154,7 +163,7 @@ TEST(McpStdio, StderrFloodNeitherDefeatsTheTimeoutNorFillsTheDisk) {
   ServerSpec spec = shell_server("flood", tmp / "pid", "yes errrrrrrr >&2");
   spec.stderr_log = (tmp / "server.log").string();
   const auto start = Clock::now();
-  EXPECT_THROW(Client::connect(spec, with_timeout(500ms)), TimeoutError);
+  EXPECT_THROW(Client::connect(spec, with_connect_timeout(500ms)), TimeoutError);
   EXPECT_LT(Clock::now() - start, 3s);  // the timeout, then close(): stdin closed, 1 s grace, SIGTERM
   EXPECT_FALSE(group_alive(tmp / "pid")) << "yes survived";
   const std::string log = contents(spec.stderr_log);
@@ -183,7 +192,8 @@ TEST(McpStdio, ServerThatDoesNotReadStdinTimesOutOnTheWrite) {
 TEST(McpStdio, CloseKillsWhatTheServerStarted) {
   for (const std::string script : {"echo garbage; sleep 1000", "(sleep 1000 &); sleep 1000"}) {
     mlsb::test::TempDir tmp;
-    EXPECT_THROW(Client::connect(shell_server("kids", tmp / "pid", script), with_timeout(300ms)), TimeoutError);
+    EXPECT_THROW(Client::connect(shell_server("kids", tmp / "pid", script), with_connect_timeout(300ms)),
+                 TimeoutError);
     EXPECT_FALSE(group_alive(tmp / "pid")) << script;
   }
 }
@@ -205,7 +215,7 @@ TEST(McpStdio, OverlongLineEndsTheConnectionWithAClearError) {
   const auto start = Clock::now();
   try {
     Client::connect(shell_server("endless", tmp / "pid", "head -c 70000000 /dev/zero | tr '\\0' x; sleep 1000"),
-                    with_timeout(20s));
+                    with_connect_timeout(20s));
     FAIL() << "no McpError";
   } catch (const TimeoutError& e) {
     FAIL() << e.what();
