@@ -1,27 +1,17 @@
 #pragma once
-// Error checks of the MoE layer's CUDA host code: a failed CUDA runtime or cuBLAS call throws
+// Error checks of the MoE layer's CUDA host code: backends/cuda/check.hpp's, throwing
 // std::runtime_error("moe_train gpu: WHAT: REASON"). Include only where MLSB_HAVE_CUDA is defined.
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
-#include <stdexcept>
-#include <string>
+#include "backends/cuda/check.hpp"
 
 namespace mlsb::moe_train::gpu {
 
-inline void check_cuda(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear a sticky launch error so later calls start clean
-    throw std::runtime_error(std::string("moe_train gpu: ") + what + ": " + cudaGetErrorString(err));
-  }
-}
+inline void check_cuda(cudaError_t err, const char* what) { ::mlsb::cuda::check_cuda(err, what, "moe_train gpu"); }
 
 /// Checks that the kernels enqueued since the last check launched (not that they finished).
-inline void check_launch(const char* what) { check_cuda(cudaGetLastError(), what); }
+inline void check_launch(const char* what) { ::mlsb::cuda::check_launch(what, "moe_train gpu"); }
 
 inline void check_blas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("moe_train gpu: ") + what + ": " + cublasGetStatusString(status));
+  ::mlsb::cuda::check_blas(status, what, "moe_train gpu");
 }
 
 }  // namespace mlsb::moe_train::gpu

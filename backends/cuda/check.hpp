@@ -1,0 +1,32 @@
+#pragma once
+// Error checks for CUDA host code: a failed CUDA runtime or cuBLAS call throws
+// std::runtime_error("CONTEXT: WHAT: REASON"), CONTEXT naming the caller ("moe_offload gpu", ...).
+// Include only where MLSB_HAVE_CUDA is defined.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace mlsb::cuda {
+
+/// Throws for err != cudaSuccess (and clears a sticky launch error so later calls start clean).
+inline void check_cuda(cudaError_t err, const char* what, const char* context = "cuda") {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(context) + ": " + what + ": " + cudaGetErrorString(err));
+  }
+}
+
+/// Checks that the kernels enqueued since the last check launched (not that they finished).
+inline void check_launch(const char* what, const char* context = "cuda") {
+  check_cuda(cudaGetLastError(), what, context);
+}
+
+/// Throws for status != CUBLAS_STATUS_SUCCESS.
+inline void check_blas(cublasStatus_t status, const char* what, const char* context = "cuda") {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(context) + ": " + what + ": " + cublasGetStatusString(status));
+}
+
+}  // namespace mlsb::cuda

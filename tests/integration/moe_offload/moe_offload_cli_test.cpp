@@ -1,0 +1,202 @@
+// The moe_offload workload through the real CLI and a real SQLite store: every policy replays a
+// synthetic trace and the trace moe_train recorded, passes its own verification (plan walk, Belady's
+// bound, offloaded outputs equal to the all-resident run bit for bit), and bad traces and budgets are
+// reported naming the line or the axis.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "reports/store.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace mlsb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+test::CommandResult mlsb(const fs::path& db, const std::string& args) {
+  return test::run_shell(quote(test::binary()) + " --db " + quote(db) + " " + args);
+}
+
+double median(const reports::CaseRecord& c, const std::string& metric) {
+  for (const auto& s : c.summaries)
+    if (s.metric == metric) return s.stats.median;
+  ADD_FAILURE() << c.params_key << " lacks " << metric;
+  return -1;
+}
+
+bool has(const reports::CaseRecord& c, const std::string& metric) {
+  for (const auto& s : c.summaries)
+    if (s.metric == metric) return true;
+  return false;
+}
+
+reports::RunData only_run(const fs::path& db) {
+  reports::Store store(db.string(), true);
+  return store.load_run(store.list_runs()[0].id);
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 "
+                                    "-p sequences=8 -p seq_len=32 -p cache_scope=per_layer,global --repetitions 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 12u);
+  std::map<std::string, double> lookups;
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    const std::string policy = c.params["policy"];
+    for (const char* m : {"tokens_per_s", "hit_rate", "ready_rate", "belady_hit_rate", "gap_to_belady_points",
+                          "lookups", "h2d_gb", "stall_ms", "replay_ms", "tpot_p50_ms", "tpot_p95_ms",
+                          "cache_memory_mb", "roofline_tokens_per_s", "roofline_ratio", "sim_lookups_per_s"})
+      EXPECT_TRUE(has(c, m)) << c.params_key << " lacks " << m;
+    EXPECT_GE(median(c, "gap_to_belady_points"), 0) << c.params_key;
+    EXPECT_GE(median(c, "ready_rate"), median(c, "hit_rate"));
+    EXPECT_GT(median(c, "h2d_gb"), 0);
+    if (policy == "predictive" || policy == "expertflow") {
+      EXPECT_TRUE(has(c, "prefetch_precision")) << c.params_key;
+      EXPECT_TRUE(has(c, "prefetch_recall")) << c.params_key;
+    }
+    if (policy == "belady") {
+      EXPECT_EQ(median(c, "gap_to_belady_points"), 0);
+    }
+    // Every policy but expertflow (which regroups tokens) replays the same lookups.
+    if (policy != "expertflow") {
+      const std::string scope = c.params["cache_scope"];
+      if (lookups.count(scope)) {
+        EXPECT_EQ(median(c, "lookups"), lookups[scope]) << c.params_key;
+      }
+      lookups[scope] = median(c, "lookups");
+    }
+  }
+}
+
+TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
+  test::TempDir dir;
+  const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-e8-top2.jsonl";
+  const auto r = mlsb(dir / "r.db", "run moe_offload -p trace=" + quote(trace) +
+                                        " -p policy=lru,predictive,belady -p phase=decode,prefill -p batch=8 "
+                                        "-p hidden=32 -p ffn=32 --repetitions 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 6u);
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    bool found = false;
+    for (const auto& [key, item] : c.items)
+      if (key == "trace") {
+        found = true;
+        EXPECT_EQ(item["layers"], 2);
+        EXPECT_EQ(item["experts"], 8);
+        EXPECT_EQ(item["topk"], 2);
+        EXPECT_EQ(item["sequences"], 16);  // 2 traced steps x 8 sequences
+        EXPECT_THAT(std::string(item["source"]["file"]), testing::EndsWith("lm-e8-top2.jsonl"));
+      }
+    EXPECT_TRUE(found) << c.params_key;
+    EXPECT_EQ(has(c, "tpot_p50_ms"), c.params["phase"] == "decode") << c.params_key;
+  }
+}
+
+TEST(MoeOffloadCli, SyntheticTraceParametersAreRecorded) {
+  test::TempDir dir;
+  const auto r = mlsb(dir / "r.db", "run moe_offload -p policy=lru -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 "
+                                    "-p sequences=4 -p seq_len=16 -p zipf=1.5 -p locality=0.25 -p correlation=0.75 "
+                                    "--repetitions 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = only_run(dir / "r.db");
+  for (const auto& [key, item] : run.cases.at(0).items)
+    if (key == "trace") {
+      EXPECT_EQ(item["source"]["generator"], "synthetic");
+      EXPECT_EQ(item["source"]["zipf"], 1.5);
+      EXPECT_EQ(item["source"]["locality"], 0.25);
+      EXPECT_EQ(item["source"]["correlation"], 0.75);
+      EXPECT_TRUE(item["source"].contains("seed"));
+      return;
+    }
+  FAIL() << "no trace item";
+}
+
+// A Mixtral-named F32 checkpoint of `layers` x `experts` experts of width h and inner size f.
+void write_checkpoint(const fs::path& p, int layers, int experts, int64_t h, int64_t f) {
+  std::vector<test::SafetensorsTensor> tensors;
+  for (int l = 0; l < layers; ++l)
+    for (int e = 0; e < experts; ++e) {
+      const std::string prefix = "model.layers." + std::to_string(l) + ".block_sparse_moe.experts." + std::to_string(e);
+      std::vector<float> w(h * f);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>((i * 7 + l * 3 + e) % 11) - 0.05f;
+      tensors.push_back({prefix + ".w1.weight", "F32", {f, h}, test::bytes_of(w)});
+      tensors.push_back({prefix + ".w3.weight", "F32", {f, h}, test::bytes_of(w)});
+      tensors.push_back({prefix + ".w2.weight", "F32", {h, f}, test::bytes_of(w)});
+    }
+  test::write_safetensors(p, tensors);
+}
+
+TEST(MoeOffloadCli, ServesACheckpointsExpertsAndRejectsAMismatchedOne) {
+  test::TempDir dir;
+  write_checkpoint(dir / "moe.safetensors", 2, 4, 16, 24);
+  const std::string common = " -p layers=2 -p experts=4 -p hidden=16 -p sequences=4 -p seq_len=16 "
+                             "-p policy=lru,belady --repetitions 1";
+  auto r = mlsb(dir / "a.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=24" + common);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
+
+  r = mlsb(dir / "b.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=32" + common);
+  EXPECT_EQ(r.exit_code, 1);
+  for (const auto& c : only_run(dir / "b.db").cases) {
+    EXPECT_EQ(c.status, "skipped");
+    EXPECT_THAT(c.reason, testing::HasSubstr("model.layers.0.block_sparse_moe.experts.0.w1.weight has shape [24, 16]"));
+  }
+}
+
+TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
+  test::TempDir dir;
+  // An expert id beyond the model's experts (a preset with 8 experts per layer, scaled down).
+  std::string lines;
+  for (int l = 0; l < 32; ++l)
+    lines += R"({"token": 0, "layer": )" + std::to_string(l) + R"(, "experts": [)" + (l == 5 ? "9" : "1") + ", 2]}\n";
+  write(dir / "ids.jsonl", lines);
+  auto r = mlsb(dir / "a.db", "run moe_offload -p trace=" + quote(dir / "ids.jsonl") +
+                                  " -p preset=mixtral-8x7b -p scale=256 -p policy=lru --repetitions 1");
+  EXPECT_EQ(r.exit_code, 1);
+  auto run = only_run(dir / "a.db");
+  EXPECT_EQ(run.cases.at(0).status, "skipped");
+  EXPECT_EQ(run.cases.at(0).reason, "trace: expert id 9 (line 6) exceeds the model's experts (8)");
+
+  // A truncated file: its last record is cut mid-line.
+  write(dir / "cut.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1, 2]}\n{\"token\": 1, \"layer\": 0, \"exp");
+  r = mlsb(dir / "b.db", "run moe_offload -p trace=" + quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
+  EXPECT_EQ(r.exit_code, 1);
+  run = only_run(dir / "b.db");
+  EXPECT_EQ(run.cases.at(0).status, "failed");
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("cut.jsonl line 2: not a JSON record"));
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("truncated"));
+
+  // A token missing a layer.
+  write(dir / "gap.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1]}\n{\"token\": 0, \"layer\": 1, \"experts\": [1]}\n"
+                           "{\"token\": 1, \"layer\": 0, \"experts\": [2]}\n");
+  r = mlsb(dir / "c.db", "run moe_offload -p trace=" + quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
+  run = only_run(dir / "c.db");
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("gap.jsonl line 3: the token of this record has no record for layer 1"));
+
+  // A budget smaller than one expert: 3 * 128 * 256 * 4 bytes = 0.39 MB.
+  r = mlsb(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
+  run = only_run(dir / "d.db");
+  EXPECT_EQ(run.cases.at(0).status, "skipped");
+  EXPECT_THAT(run.cases.at(0).reason, testing::StartsWith("cache_mb: 0.1"));
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("holds no expert"));
+
+  // A missing trace file is an input error before anything runs.
+  r = mlsb(dir / "e.db", "run moe_offload -p trace=" + quote(dir / "nope.jsonl"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace mlsb
