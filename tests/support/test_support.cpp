@@ -40,6 +40,12 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+std::string shell_quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+CommandResult run_cli(const fs::path& db, const std::string& args) {
+  return run_shell(shell_quote(binary()) + " --db " + shell_quote(db) + " " + args);
+}
+
 CommandResult run_shell(const std::string& command) {
   TempDir tmp;
   const fs::path out = tmp / "out", err = tmp / "err";

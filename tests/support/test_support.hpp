@@ -36,6 +36,10 @@ struct CommandResult {
 };
 /// Runs `command` through /bin/sh with stdout and stderr captured separately.
 CommandResult run_shell(const std::string& command);
+/// `p` in single quotes, for a shell command line.
+std::string shell_quote(const std::filesystem::path& p);
+/// Runs `mlsysbench --db DB ARGS` (ARGS already shell-quoted where needed).
+CommandResult run_cli(const std::filesystem::path& db, const std::string& args);
 
 /// Writes `text` to `path` (creating parent folders).
 void write_file(const std::filesystem::path& path, const std::string& text);

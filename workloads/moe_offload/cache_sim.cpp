@@ -76,11 +76,9 @@ class Simulator {
     residents_.resize(L_);
     resident_pos_.assign(slots, -1);
     next_free_.assign(spec.per_layer ? L_ : 1, 0);
-    if (in.policy == Policy::Lfu) count_.assign(L_ * E_, 0);
+    if (in.policy == Policy::Lfu || predictive()) count_.assign(L_ * E_, 0);
     if (in.policy == Policy::Belady) next_use_ = next_uses();
     if (predictive()) {
-      used_last_.assign(slots, 0);
-      mark_.assign(E_, 0);
       // Predicted steps of every key, ascending (CSR).
       const LookupStream& p = in.predicted->predicted;
       key_start_.assign(L_ * E_ + 1, 0);
@@ -137,13 +135,13 @@ class Simulator {
   bool predictive() const { return in_.policy == Policy::Predictive || in_.policy == Policy::ExpertFlow; }
 
   // Predictive priority of a resident at the current step: -n for its first foreseen use n within the
-  // window, else below every foreseen one by its reuse probability.
+  // window, else below every foreseen one by its lookup count.
   double foreseen(int32_t slot) const {
     const int64_t key = static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot];
     const auto b = key_steps_.begin() + key_start_[key], e = key_steps_.begin() + key_start_[key + 1];
     const auto it = std::upper_bound(b, e, now_);
     if (it != e && *it < in_.predicted->horizon[now_]) return -static_cast<double>(*it);
-    return -(1e12 + (1.0 - in_.predictor->reuse(layer_[slot], expert_[slot], used_last_[slot] != 0)) * 1e11);
+    return -1e15 + static_cast<double>(count_[key]);
   }
 
   std::vector<int64_t> next_uses() const {
@@ -173,7 +171,7 @@ class Simulator {
     last_[slot] = tick_++;
     switch (in_.policy) {
       case Policy::Predictive:
-      case Policy::ExpertFlow: used_last_[slot] = 1, pri_[slot] = foreseen(slot); break;
+      case Policy::ExpertFlow: ++count_[l * E_ + e], pri_[slot] = foreseen(slot); break;
       case Policy::Lfu: pri_[slot] = static_cast<double>(++count_[l * E_ + e]); break;
       case Policy::Belady: pri_[slot] = next_use_[i] == kNever ? -1e300 : -static_cast<double>(next_use_[i]); break;
       default: break;
@@ -291,7 +289,7 @@ class Simulator {
       case Policy::Static: pri_[slot] = in_.predictor->popularity()[l * E_ + e]; break;
       case Policy::Belady: pri_[slot] = -1e300; break;  // set when served
       case Policy::Predictive:
-      case Policy::ExpertFlow: used_last_[slot] = 1, pri_[slot] = foreseen(slot); break;
+      case Policy::ExpertFlow: pri_[slot] = foreseen(slot); break;
       default: pri_[slot] = 0; break;
     }
     heap_push(slot);
@@ -326,13 +324,10 @@ class Simulator {
     heap_erase(slot);
   }
 
-  // Predictive / ExpertFlow after serving step (b, l): recompute `used` of layer l's residents, end
-  // their protection, then prefetch and protect the predicted experts of layer l + 1.
+  // Predictive / ExpertFlow after serving step (b, l): recompute the priorities of layer l's residents,
+  // end their protection, then prefetch and protect the predicted experts of layer l + 1.
   void after_step(int64_t step, int64_t l) {
-    ++stamp_;
-    for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i) mark_[s_.expert[i]] = stamp_;
     for (const int32_t slot : residents_[l]) {
-      used_last_[slot] = mark_[expert_[slot]] == stamp_;
       pri_[slot] = foreseen(slot);
       protected_[slot] = 0;
       requeue(slot);
@@ -358,14 +353,12 @@ class Simulator {
   CachePlan* plan_;
   const int64_t L_, E_;
   int64_t tick_ = 0, now_ = 0;
-  uint32_t stamp_ = 0;
   CacheStats stats_;
   std::vector<int32_t> layer_, expert_, where_;
   std::vector<int64_t> last_, pos_, resident_pos_, next_free_, count_, next_use_;
   std::vector<double> pri_;
-  std::vector<uint8_t> used_since_fetch_, protected_, pinned_, used_last_;
+  std::vector<uint8_t> used_since_fetch_, protected_, pinned_;
   std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
-  std::vector<uint32_t> mark_;
   std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
   std::vector<std::vector<int32_t>> heap_, residents_;
 };

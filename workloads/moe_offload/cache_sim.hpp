@@ -22,11 +22,10 @@
 //                 the lowest)
 //      Predictive at step t, an entry on a predicted path (PredictedUses) of a step n in (t, horizon[t])
 //                 has priority -n (the farthest foreseen use goes first, as in Belady); any other entry
-//                 ranks below every foreseen one, by p = reuse(m, e, used), `used` telling whether the
-//                 latest step of its layer m needed e. Entries protected by a prefetch are not candidates
-//                 (when only protected ones remain a miss takes the least recent). Priorities are
-//                 recomputed when served or fetched, for every resident of layer m after a step of m,
-//                 and for every resident when a step opens a new window.
+//                 ranks below every foreseen one, by its lookups served so far (as Lfu). Entries
+//                 protected by a prefetch are not candidates. Priorities are recomputed when served or
+//                 fetched, for every resident of layer m after a step of m, and for every resident
+//                 when a step opens a new window.
 //  - Static preloads before step 0: per layer the C most popular of the layer, global the C most
 //    popular (layer, expert) pairs, as Prefetch events of step 0 in one order over all layers: most
 //    popular first, ties to the lower layer then the lower id. Preloads tick the clock.
@@ -61,7 +60,7 @@ class RoutePredictor;
 ///   Static      counts frozen from the profiling prefix; the most popular are preloaded
 ///   Predictive  prefetch the next layer's experts whose predicted score >= the threshold; protect them
 ///               until that layer runs; evict the expert whose next use on the predicted routing paths of
-///               the window's tokens is farthest, else the least likely to be reused (statistics learned
+///               the window's tokens is farthest, else the least frequently used (transitions learned
 ///               on the profiling prefix)
 ///   ExpertFlow  Predictive on a schedule regrouped by the token scheduler (token_scheduler.hpp)
 ///   Belady      offline MIN: evict the expert whose next use is farthest (never again first)

@@ -36,29 +36,6 @@ RoutePredictor::RoutePredictor(const RoutingTrace& t, const Schedule& profile)
             static_cast<float>(std::min(1.0, (pair[(l * E + e) * E + n] + k * prior) / (from[l * E + e] + 1)));
       }
   }
-  // Reuse between consecutive batches of the profile schedule, add-one smoothed.
-  std::vector<double> used_n(L * E, 0), used_then(L * E, 0), unused_n(L * E, 0), unused_then(L * E, 0);
-  std::vector<uint8_t> prev(L * E, 0), cur(L * E, 0);
-  for (int64_t b = 0; b < profile.batches(); ++b) {
-    std::fill(cur.begin(), cur.end(), 0);
-    for (int64_t i = profile.batch_start[b]; i < profile.batch_start[b + 1]; ++i)
-      for (int64_t l = 0; l < L; ++l) {
-        const int32_t* r = t.experts_of(profile.tokens[i], l);
-        for (int64_t j = 0; j < k; ++j) cur[l * E + r[j]] = 1;
-      }
-    if (b > 0)
-      for (int64_t i = 0; i < L * E; ++i) {
-        if (prev[i]) used_n[i] += 1, used_then[i] += cur[i];
-        else unused_n[i] += 1, unused_then[i] += cur[i];
-      }
-    std::swap(prev, cur);
-  }
-  reuse_used_.resize(L * E);
-  reuse_unused_.resize(L * E);
-  for (int64_t i = 0; i < L * E; ++i) {
-    reuse_used_[i] = (used_then[i] + 0.5) / (used_n[i] + 1);
-    reuse_unused_[i] = (unused_then[i] + 0.5) / (unused_n[i] + 1);
-  }
 }
 
 void RoutePredictor::token_scores(int64_t layer, const int32_t* experts, int64_t k, float* scores) const {
@@ -125,9 +102,5 @@ PredictedUses make_predicted_uses(const RoutingTrace& t, const Schedule& s, cons
   return u;
 }
 
-double RoutePredictor::reuse(int64_t layer, int32_t expert, bool used) const {
-  const int64_t i = layer * experts_ + expert;
-  return used ? reuse_used_[i] : reuse_unused_[i];
-}
 
 }  // namespace mlsb::moe_offload

@@ -4,8 +4,7 @@
 //  - a layer-to-layer transition table T[l][e][e'] = P(e' in route(l+1) | e in route(l)), with add-one
 //    smoothing toward the layer's popularity (the routing-path statistics of ExpertFlow, arXiv 2410.17954,
 //    and MoE-Infinity's activation matrices, arXiv 2401.14361);
-//  - per-layer popularity (for the `static` policy);
-//  - per-layer reuse: P(e needed by the next batch | e needed by this one) and P(e needed | not).
+//  - per-layer popularity (for the `static` policy).
 // A token's score for e' at l+1 is the mean of T[l][e][e'] over its k experts at l; a batch's score
 // is 1 - prod over its tokens of (1 - token score): the probability at least one token needs e'.
 #include <cstdint>
@@ -18,8 +17,8 @@ namespace mlsb::moe_offload {
 
 class RoutePredictor {
  public:
-  /// Learns from sequences [0, seq_end) of `t` in the order `profile` (a schedule of those sequences,
-  /// for the reuse statistics). seq_end = 0 learns nothing: uniform tables.
+  /// Learns from the tokens of `profile` (a schedule of the profiling sequences); an empty one learns
+  /// nothing: uniform popularity, transitions equal to the prior.
   RoutePredictor(const RoutingTrace& t, const Schedule& profile);
 
   /// Writes the batch score of every expert of layer `layer + 1` (layer < L - 1) into `scores` [E],
@@ -37,14 +36,11 @@ class RoutePredictor {
   /// Tokens of `layer` routed to each expert during profiling, [L][E] flattened; all ones when nothing
   /// was learned.
   const std::vector<double>& popularity() const { return popularity_; }
-  /// P(needed by the next batch at `layer`) for an expert the current batch needed (`used`) or not.
-  double reuse(int64_t layer, int32_t expert, bool used) const;
 
  private:
   int64_t layers_, experts_;
   std::vector<float> transition_;   // [L-1][E][E]
   std::vector<double> popularity_;  // [L][E]
-  std::vector<double> reuse_used_, reuse_unused_;  // [L][E]
 };
 
 /// The uses a predictive cache foresees: for each step (b, l) of the schedule, the experts of layer l

@@ -135,9 +135,10 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto full = cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // All axes at their defaults: the case is named by its workload alone.
-  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/5] toolbench  ok"), HasSubstr("pass_at_1"),
+  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/8] toolbench  ok"), HasSubstr("pass_at_1"),
                               HasSubstr("compress/codec=int8-block,elements=1048576  ok"),
-                              HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,")));
+                              HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,"),
+                              HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
     const auto r = cli(db + "run smoke --filter '^toolbench' --tag " + tag);

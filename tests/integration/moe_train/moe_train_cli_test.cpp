@@ -15,11 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
-test::CommandResult mlsb(const fs::path& db, const std::string& args) {
-  return test::run_shell(quote(test::binary()) + " --db " + quote(db) + " " + args);
-}
+constexpr auto quote = test::shell_quote;
+constexpr auto mlsb = test::run_cli;
 
 const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
