@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "harness/axes.hpp"
@@ -10,21 +11,31 @@
 
 namespace mlsb::moe_offload {
 
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
 int64_t cache_capacity(const State& state, const ModelShape& m, bool per_layer) {
   const int64_t all = per_layer ? m.experts : m.layers * m.experts;
   int64_t capacity = 0;
   if (const double mb = state.get_float("cache_mb"); mb > 0) {
     capacity = static_cast<int64_t>(std::floor(mb * 1e6 / static_cast<double>(m.expert_bytes())));
     if (capacity < 1)
-      throw std::invalid_argument("cache_mb: " + std::to_string(mb) + " MB holds no expert (one expert is " +
-                                  std::to_string(m.expert_bytes() / 1e6) + " MB)");
+      throw std::invalid_argument("cache_mb: " + number(mb) + " MB holds no expert (one expert is " +
+                                  number(static_cast<double>(m.expert_bytes()) / 1e6) + " MB)");
   } else if (const int64_t n = state.get_int("cache_experts"); n > 0) {
     capacity = n;
   } else {
     const double f = state.get_float("cache_fraction");
     capacity = static_cast<int64_t>(std::llround(f * static_cast<double>(all)));
     if (capacity < 1)
-      throw std::invalid_argument("cache_fraction: " + std::to_string(f) + " of " + std::to_string(all) +
+      throw std::invalid_argument("cache_fraction: " + number(f) + " of " + std::to_string(all) +
                                   " experts holds no expert");
   }
   return std::min(capacity, all);
@@ -53,6 +64,7 @@ std::unique_ptr<OffloadCase> build_case(const State& state) {
     c.trace = synthetic_trace(spec);
   }
   check_against_model(c.trace, c.model.layers, c.model.experts);
+  c.trace.experts = c.model.experts;  // a trace may use a subset of the model's experts
 
   c.policy = parse_policy(state.get_string("policy"));
   c.phase = parse_phase(state.get_string("phase"));
@@ -62,10 +74,19 @@ std::unique_ptr<OffloadCase> build_case(const State& state) {
   c.profile_sequences = static_cast<int64_t>(std::floor(fraction * static_cast<double>(seqs)));
   if (fraction > 0 && c.profile_sequences == 0 && seqs > 1) c.profile_sequences = 1;
   if (c.profile_sequences >= seqs)
-    throw std::invalid_argument("profile_fraction: " + std::to_string(fraction) + " leaves none of the trace's " +
+    throw std::invalid_argument("profile_fraction: " + number(fraction) + " leaves none of the trace's " +
                                 std::to_string(seqs) + " sequences to evaluate");
-  const Schedule profile = make_schedule(c.trace, c.phase, batch, window, 0, c.profile_sequences);
-  c.predictor = std::make_unique<RoutePredictor>(c.trace, profile);
+  const bool learns = c.policy == Policy::Static || c.policy == Policy::Predictive || c.policy == Policy::ExpertFlow;
+  if (learns) {
+    const double table_gb = 4.0 * static_cast<double>(c.model.layers) * static_cast<double>(c.model.experts) *
+                            static_cast<double>(c.model.experts) / 1e9;
+    if (table_gb > 2)
+      throw std::invalid_argument("experts: the route predictor's transition table of " + std::to_string(c.model.experts) +
+                                  " x " + std::to_string(c.model.experts) + " per layer needs " +
+                                  number(table_gb) + " GB; use lru, lfu or belady");
+    const Schedule profile = make_schedule(c.trace, c.phase, batch, window, 0, c.profile_sequences);
+    c.predictor = std::make_unique<RoutePredictor>(c.trace, profile);
+  }
   c.schedule = make_schedule(c.trace, c.phase, batch, window, c.profile_sequences, seqs);
   if (c.policy == Policy::ExpertFlow) c.schedule = schedule_tokens(c.trace, c.schedule, *c.predictor);
   c.lookups = make_lookups(c.trace, c.schedule);

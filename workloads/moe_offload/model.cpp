@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -104,9 +105,10 @@ std::map<int64_t, LayerTensors> find_experts(const ModelShape& m, const std::map
                                   std::to_string(t.expert));
     slot = &entry;
   }
-  if (static_cast<int64_t>(layers.size()) != m.layers)
+  if (static_cast<int64_t>(layers.size()) < m.layers)
     throw std::invalid_argument("checkpoint: " + std::to_string(layers.size()) + " MoE layers, the model has " +
                                 std::to_string(m.layers) + " (layers)");
+  while (static_cast<int64_t>(layers.size()) > m.layers) layers.erase(std::prev(layers.end()));  // serve the first
   for (const auto& [layer, experts] : layers)
     for (int64_t e = 0; e < m.experts; ++e)
       for (int p = 0; p < 3; ++p) {

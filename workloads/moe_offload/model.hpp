@@ -39,7 +39,8 @@ class ExpertStore {
   /// Weights from a safetensors checkpoint (a file, or a folder of *.safetensors shards) named like
   /// Hugging Face Mixtral (model.layers.L.block_sparse_moe.experts.E.w1/w2/w3.weight) or Qwen3 /
   /// DeepSeek-V3 (model.layers.L.mlp.experts.E.gate_proj/up_proj/down_proj.weight), F32, BF16 or F16.
-  /// MoE layers are numbered in order of their layer index. Throws std::invalid_argument naming the
+  /// MoE layers are numbered in order of their layer index; a checkpoint with more MoE layers than
+  /// `shape` serves its first shape.layers (a preset's preset_layers). Throws std::invalid_argument naming the
   /// tensor for a missing expert or a shape that differs from `shape`, and std::runtime_error naming
   /// the file for an unreadable or malformed one.
   ExpertStore(const ModelShape& shape, const std::string& checkpoint, float* (*allocate)(size_t floats) = nullptr,

@@ -3,12 +3,14 @@
 // bound), replayed over routing traces (moe_train's, any JSON-lines trace, or synthetic) on the CPU
 // (link modelled) or CUDA (pinned host memory, copy and compute streams).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
 #include "backends/cuda/device.hpp"
 #include "harness/axes.hpp"
 #include "harness/clock.hpp"
+#include "harness/peak_memory.hpp"
 #include "harness/registry.hpp"
 #include "harness/stats.hpp"
 #include "workloads/moe_offload/case_config.hpp"
@@ -140,9 +142,13 @@ class MoeOffloadWorkload final : public Workload {
       state.fail(e.what());
     }
     OffloadCase& c = *case_;
-    if (c.profile_sequences == 0 && (c.policy == Policy::Static || c.policy == Policy::Predictive ||
-                                     c.policy == Policy::ExpertFlow))
-      state.warn("profile_fraction 0: policy " + std::string(to_string(c.policy)) + " learned nothing");
+    if (c.profile_sequences == 0 && c.predictor)
+      state.warn("profile_fraction " + gb(state.get_float("profile_fraction") * 1e9) + " of the trace's " +
+                 std::to_string(c.trace.sequences()) + " sequences leaves none to profile: policy " +
+                 std::string(to_string(c.policy)) + " learned nothing");
+    state.add_item("model", {{"preset", state.get_string("preset")}, {"layers", c.model.layers},
+                             {"experts", c.model.experts}, {"topk", c.model.topk}, {"hidden", c.model.hidden},
+                             {"ffn", c.model.ffn}, {"expert_bytes", c.model.expert_bytes()}});
     state.add_item("trace", {{"source", c.trace.source}, {"layers", c.trace.layers}, {"experts", c.trace.experts},
                              {"topk", c.trace.topk}, {"sequences", c.trace.sequences()}, {"tokens", c.trace.tokens()},
                              {"profile_sequences", c.profile_sequences}, {"evaluated_tokens", c.schedule.tokens.size()},
@@ -158,6 +164,7 @@ class MoeOffloadWorkload final : public Workload {
       std::string why;
       if (!cuda::cuda_available(&why)) state.skip("backend cuda: " + why);
     }
+    check_memory(state, c);
     const std::string checkpoint = state.get_string("checkpoint");
     const auto seed = static_cast<uint64_t>(state.get_int("trace_seed"));
     auto* alloc = cuda ? &cuda_pinned_alloc : nullptr;
@@ -165,9 +172,7 @@ class MoeOffloadWorkload final : public Workload {
     try {
       if (checkpoint == "none") store_ = std::make_unique<ExpertStore>(c.model, seed, alloc, release);
       else store_ = std::make_unique<ExpertStore>(c.model, input_path(state, "checkpoint").string(), alloc, release);
-    } catch (const std::invalid_argument& e) {
-      state.skip(e.what());
-    } catch (const std::runtime_error& e) {
+    } catch (const std::exception& e) {  // a defective or mismatched checkpoint fails the case
       state.fail(e.what());
     }
     try {
@@ -183,6 +188,25 @@ class MoeOffloadWorkload final : public Workload {
     } catch (const std::runtime_error& e) {
       state.skip(std::string("backend ") + state.backend() + ": " + e.what());
     }
+  }
+
+  // Skips a case whose experts and cache would not fit in the memory available now.
+  static void check_memory(const State& state, const OffloadCase& c) {
+    const double expert = static_cast<double>(c.model.expert_bytes());
+    const double store = expert * static_cast<double>(c.model.layers * c.model.experts);
+    const double cache = expert * static_cast<double>(c.cache.slots());
+    const double needed = store + (state.backend() == "cpu" ? cache : 0);
+    const double available = available_memory_bytes();
+    if (available > 0 && needed > 0.9 * available)
+      state.skip("the experts need " + gb(store) + " GB of host memory (" + std::to_string(c.model.layers) + " x " +
+                 std::to_string(c.model.experts) + " experts of " + std::to_string(expert / 1e6) + " MB)" +
+                 (state.backend() == "cpu" ? " and the cache " + gb(cache) + " GB" : std::string()) + "; " +
+                 gb(available) + " GB is available: a larger scale, fewer preset_layers or a smaller cache");
+  }
+  static std::string gb(double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", bytes / 1e9);
+    return text;
   }
 
   void do_sample(State& state) {

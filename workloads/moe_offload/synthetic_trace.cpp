@@ -25,6 +25,20 @@ void check(const SyntheticTraceSpec& s) {
   if (!(s.correlation >= 0 && s.correlation <= 1)) throw std::invalid_argument("correlation: must be in [0, 1]");
 }
 
+// An expert from the popularity that is not among chosen[0, n): a few rejection draws, then an exact
+// draw from the popularity renormalised over the unchosen ones (a steep Zipf makes rejection hopeless).
+int32_t draw_unchosen(std::discrete_distribution<int32_t>& popularity, const int32_t* chosen, int64_t n,
+                      std::mt19937_64& rng) {
+  auto taken = [&](int32_t e) { return std::find(chosen, chosen + n, e) != chosen + n; };
+  for (int attempt = 0; attempt < 16; ++attempt)
+    if (const int32_t e = popularity(rng); !taken(e)) return e;
+  std::vector<double> w = popularity.probabilities();
+  for (int64_t j = 0; j < n; ++j) w[chosen[j]] = 0;
+  if (std::all_of(w.begin(), w.end(), [](double x) { return x == 0; }))  // underflowed: uniform over the rest
+    for (size_t e = 0; e < w.size(); ++e) w[e] = taken(static_cast<int32_t>(e)) ? 0 : 1;
+  return std::discrete_distribution<int32_t>(w.begin(), w.end())(rng);
+}
+
 }  // namespace
 
 RoutingTrace synthetic_trace(const SyntheticTraceSpec& spec) {
@@ -64,10 +78,7 @@ RoutingTrace synthetic_trace(const SyntheticTraceSpec& spec) {
         int32_t e = -1;
         if (!first_of_seq && u(rng) < spec.locality) e = t.route[((tok - 1) * L + l) * k + j];
         else if (l > 0 && u(rng) < spec.correlation) e = next_of[l - 1][t.route[(tok * L + l - 1) * k + j]];
-        if (e < 0 || std::find(route, route + j, e) != route + j) {
-          do e = popularity[l](rng);
-          while (std::find(route, route + j, e) != route + j);
-        }
+        if (e < 0 || std::find(route, route + j, e) != route + j) e = draw_unchosen(popularity[l], route, j, rng);
         route[j] = e;
       }
       // Weights: softmax of decreasing logits.

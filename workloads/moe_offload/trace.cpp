@@ -1,6 +1,7 @@
 #include "workloads/moe_offload/trace.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -12,6 +13,8 @@ namespace mlsb::moe_offload {
 namespace {
 
 using nlohmann::json;
+
+constexpr int64_t kMaxExperts = 65536, kMaxLayers = 4096;  // the workload's experts and layers axes
 
 struct Record {
   std::vector<int32_t> experts;
@@ -28,6 +31,7 @@ class Loader {
 
   RoutingTrace load() {
     std::ifstream in(path_);
+    if (std::filesystem::is_directory(path_)) throw std::runtime_error("trace " + path_ + ": is a folder, not a file");
     if (!in) throw std::runtime_error("trace " + path_ + ": cannot be read");
     std::string text;
     int64_t line = 0;
@@ -76,8 +80,12 @@ class Loader {
     header_layers_ = integer(j, "layers", line, true);
     header_experts_ = integer(j, "experts", line, true);
     topk_ = integer(j, "topk", line, true);
-    if (header_layers_ < 1 || header_experts_ < 1 || topk_ < 1 || topk_ > header_experts_)
-      fail(line, "layers, experts and topk must be >= 1 and topk <= experts");
+    if (header_layers_ < 1 || header_layers_ > kMaxLayers)
+      fail(line, "field 'layers' is " + std::to_string(header_layers_) + ", not in [1, " + std::to_string(kMaxLayers) + "]");
+    if (header_experts_ < 1 || header_experts_ > kMaxExperts)
+      fail(line, "field 'experts' is " + std::to_string(header_experts_) + ", not in [1, " + std::to_string(kMaxExperts) + "]");
+    if (topk_ < 1 || topk_ > header_experts_)
+      fail(line, "field 'topk' is " + std::to_string(topk_) + ", not in [1, experts = " + std::to_string(header_experts_) + "]");
     moe_train_ = true;
     source_ = j;
   }
@@ -93,6 +101,9 @@ class Loader {
       seq = integer(j, "seq", line, false);
       pos = integer(j, "token", line, true);
     }
+    if (layer >= kMaxLayers)
+      fail(line, "layer " + std::to_string(layer) + " exceeds " + std::to_string(kMaxLayers - 1) + " (at most " +
+                     std::to_string(kMaxLayers) + " MoE layers)");
     if (header_layers_ > 0 && layer >= header_layers_)
       fail(line, "layer " + std::to_string(layer) + " >= the header's layers (" + std::to_string(header_layers_) + ")");
     const auto ex = j.find("experts");
@@ -105,7 +116,9 @@ class Loader {
       const int64_t id = e.get<int64_t>();
       if (header_experts_ > 0 && id >= header_experts_)
         fail(line, "expert id " + std::to_string(id) + " >= the header's experts (" + std::to_string(header_experts_) + ")");
-      if (id > 1 << 30) fail(line, "expert id " + std::to_string(id) + " is absurdly large");
+      if (id >= kMaxExperts)
+        fail(line, "expert id " + std::to_string(id) + " exceeds " + std::to_string(kMaxExperts - 1) +
+                       " (a layer has at most " + std::to_string(kMaxExperts) + " experts)");
       if (std::find(r.experts.begin(), r.experts.end(), id) != r.experts.end())
         fail(line, "field 'experts' repeats expert " + std::to_string(id));
       r.experts.push_back(static_cast<int32_t>(id));

@@ -42,7 +42,8 @@ struct RoutingTrace {
 /// Loads a trace file (either format above). Throws std::runtime_error "trace FILE: ..." for a file
 /// that cannot be read or is empty, and "trace FILE line N: ..." naming the field for a malformed or
 /// truncated record (not JSON, a missing or non-integer field, k differing between records, a
-/// repeated expert, a negative id, an id >= the header's experts, a token missing a layer).
+/// repeated expert, a negative id, an id >= the header's experts or >= 65536, a layer >= 4096, a token
+/// missing a layer).
 RoutingTrace load_trace(const std::string& path);
 
 /// Checks a trace against the model it is replayed on. Throws std::invalid_argument naming the field:

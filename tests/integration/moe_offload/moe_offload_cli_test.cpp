@@ -121,6 +121,21 @@ TEST(MoeOffloadCli, SyntheticTraceParametersAreRecorded) {
   FAIL() << "no trace item";
 }
 
+TEST(MoeOffloadCli, EdgeTracesRunAPresetWithMoreExpertsAndASteepZipf) {
+  test::TempDir dir;
+  // The recorded trace uses 16 experts per layer; Qwen3's layers have 128.
+  const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-l4-e16-top2.jsonl";
+  auto r = mlsb(dir / "a.db", "run moe_offload -p trace=" + quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
+                              "-p preset_layers=4 -p policy=lru,predictive --repetitions 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
+  // Zipf 100: all but the top expert are ~2^-100 likely, yet every token still gets k distinct experts.
+  r = mlsb(dir / "b.db", "run moe_offload -p zipf=100 -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 -p sequences=4 "
+                         "-p seq_len=16 -p policy=lru --repetitions 1 --timeout 60");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(only_run(dir / "b.db").cases.at(0).status, "ok");
+}
+
 // A Mixtral-named F32 checkpoint of `layers` x `experts` experts of width h and inner size f.
 void write_checkpoint(const fs::path& p, int layers, int experts, int64_t h, int64_t f) {
   std::vector<test::SafetensorsTensor> tensors;
@@ -136,7 +151,7 @@ void write_checkpoint(const fs::path& p, int layers, int experts, int64_t h, int
   test::write_safetensors(p, tensors);
 }
 
-TEST(MoeOffloadCli, ServesACheckpointsExpertsAndRejectsAMismatchedOne) {
+TEST(MoeOffloadCli, ServesACheckpointsExpertsAndFailsOnAMismatchedOne) {
   test::TempDir dir;
   write_checkpoint(dir / "moe.safetensors", 2, 4, 16, 24);
   const std::string common = " -p layers=2 -p experts=4 -p hidden=16 -p sequences=4 -p seq_len=16 "
@@ -148,7 +163,7 @@ TEST(MoeOffloadCli, ServesACheckpointsExpertsAndRejectsAMismatchedOne) {
   r = mlsb(dir / "b.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=32" + common);
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& c : only_run(dir / "b.db").cases) {
-    EXPECT_EQ(c.status, "skipped");
+    EXPECT_EQ(c.status, "failed") << "a defective checkpoint fails the case";
     EXPECT_THAT(c.reason, testing::HasSubstr("model.layers.0.block_sparse_moe.experts.0.w1.weight has shape [24, 16]"));
   }
 }

@@ -236,6 +236,7 @@ TEST_F(CheckpointErrors, LayerCountMissingAndExtraExperts) {
   t.insert(t.end(), l1.begin(), l1.end());
   write(t);
   EXPECT_EQ(invalid({3, 4, 2, 8, 16}), "checkpoint: 2 MoE layers, the model has 3 (layers)");
+  EXPECT_EQ(invalid({1, 4, 2, 8, 16}), "no error") << "a model of fewer layers serves the checkpoint's first";
   EXPECT_THAT(invalid({2, 5, 2, 8, 16}),
               AllOf(HasSubstr("checkpoint: model.layers.0.mlp.experts.4.gate_proj.weight is missing"),
                     HasSubstr("5 experts")));

@@ -10,11 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -69,7 +68,7 @@ struct SeqSpec {
   int64_t step, seq, len;
 };
 
-/// Records of the given sequences (2 layers), as JSON lines in the order `order` gives.
+/// Records of the given sequences (2 layers), as JSON lines, sequence by sequence, pos by pos.
 std::vector<std::string> header_records(const std::vector<SeqSpec>& seqs) {
   std::vector<std::string> lines;
   for (const auto& s : seqs)
@@ -131,9 +130,8 @@ TEST(Trace, HeaderFormatDoesNotDependOnRecordOrder) {
   std::vector<std::string> lines = header_records(seqs);
   test::TempDir dir;
   const RoutingTrace sorted = load_trace(write_trace(dir, "sorted.jsonl", join(kHeader, lines)));
-  std::reverse(lines.begin(), lines.end());
-  // And interleaved: every third record moved to the front.
-  std::stable_partition(lines.begin(), lines.end(), [&, i = 0](const std::string&) mutable { return i++ % 3 == 0; });
+  std::mt19937 rng(7);
+  std::shuffle(lines.begin(), lines.end(), rng);
   const RoutingTrace shuffled = load_trace(write_trace(dir, "shuffled.jsonl", join(kHeader, lines)));
   EXPECT_EQ(shuffled.seq_start, sorted.seq_start);
   EXPECT_EQ(shuffled.route, sorted.route);
@@ -220,8 +218,8 @@ TEST(Trace, PlainFormatDoesNotDependOnRecordOrder) {
         lines.push_back(json{{"seq", s}, {"token", tok}, {"layer", l}, {"experts", route_of(0, s, tok, l)}}.dump());
   test::TempDir dir;
   const RoutingTrace sorted = load_trace(write_trace(dir, "a.jsonl", join("", lines)));
-  std::reverse(lines.begin(), lines.end());
-  std::stable_partition(lines.begin(), lines.end(), [i = 0](const std::string&) mutable { return i++ % 2 == 0; });
+  std::mt19937 rng(3);
+  std::shuffle(lines.begin(), lines.end(), rng);
   const RoutingTrace shuffled = load_trace(write_trace(dir, "b.jsonl", join("", lines)));
   EXPECT_EQ(sorted.seq_start, (std::vector<int64_t>{0, 4, 9, 15}));
   EXPECT_EQ(shuffled.seq_start, sorted.seq_start);
@@ -330,7 +328,6 @@ std::vector<BadFile> bad_files() {
       {"id >= the header's experts", kHeader4 + "\n" + kHdrRec + "\n" + R"({"step": 0, "layer": 0, "seq": 0, "pos": 1, "token": 1, "experts": [1, 4]})" + "\n",
        3, {"expert id 4", "(4)"}},
       {"header not on line 1", kGood0 + "\n" + kHeader4 + "\n", 2, {"header"}},
-      {"header after a blank first line", "\n" + kHeader4 + "\n" + kHdrRec + "\n", 2, {"header"}},
       {"unknown format", R"({"format": "some-other-trace", "version": 1, "layers": 2, "experts": 4, "topk": 2})" "\n" + kHdrRec + "\n",
        1, {"format"}},
       {"unknown version", R"({"format": "mlsysbench-routing-trace", "version": 2, "layers": 2, "experts": 4, "topk": 2})" "\n" + kHdrRec + "\n",
