@@ -256,8 +256,9 @@ class Simulator {
       const int64_t lo = spec_.per_layer ? l * spec_.capacity : 0, hi = lo + spec_.capacity;
       for (int64_t slot = lo; slot < hi; ++slot)
         if (!pinned_[slot] && (v < 0 || last_[slot] < last_[v])) v = static_cast<int32_t>(slot);
-      for (int64_t slot = lo; v < 0 && slot < hi; ++slot)
-        if (pinned_[slot] && (v < 0 || pin_use_[slot] > pin_use_[v])) v = static_cast<int32_t>(slot);
+      if (v < 0)
+        for (int64_t slot = lo; slot < hi; ++slot)
+          if (v < 0 || pin_use_[slot] > pin_use_[v]) v = static_cast<int32_t>(slot);  // all pinned
     }
     evict(v);
     return v;

@@ -95,8 +95,8 @@ struct CacheEvent {
   int32_t layer, expert, slot;
   Access kind;
 };
-/// Events of step i are events[step_start[i], step_start[i+1]): the step's lookups (hits first), then
-/// its prefetches.
+/// Events of step i are events[step_start[i], step_start[i+1]): the step's lookups (experts ascending),
+/// then its prefetches.
 struct CachePlan {
   std::vector<int64_t> step_start{0};
   std::vector<CacheEvent> events;

@@ -1,7 +1,7 @@
 // The route predictor (route_predictor.hpp): the learned layer-to-layer transitions (on a trace where
 // layer l + 1's expert is a function of layer l's), token scores as the mean over k, batch scores as
-// 1 - prod(1 - token score), popularity counts, the empty profile (all-ones popularity, prior scores),
-// reuse under strong locality, predicted paths, and make_predicted_uses' steps and horizons.
+// 1 - prod(1 - token score), popularity counts, the empty profile (all-ones popularity, transitions
+// equal to the prior), predicted paths, and make_predicted_uses' steps and horizons.
 #include "workloads/moe_offload/route_predictor.hpp"
 
 #include <gtest/gtest.h>
@@ -211,32 +211,6 @@ TEST(RoutePredictor, EmptyProfileIsUniform) {
   }
 }
 
-// --- reuse ---------------------------------------------------------------------------------------
-
-TEST(RoutePredictor, ReuseIsHigherForUsedExpertsUnderStrongLocality) {
-  const RoutingTrace t = synthetic(0.0, 0.95, 0.0, 2, 8, 2, 8, 64, 7);
-  const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 8));  // consecutive tokens of a sequence
-  int checked = 0;
-  for (int64_t l = 0; l < 2; ++l)
-    for (int32_t e = 0; e < 8; ++e) {
-      if (p.popularity()[l * 8 + e] < 16) continue;
-      ++checked;
-      EXPECT_GT(p.reuse(l, e, true), 0.8) << "layer " << l << " expert " << e;
-      EXPECT_LT(p.reuse(l, e, false), 0.2) << "layer " << l << " expert " << e;
-    }
-  EXPECT_GE(checked, 8);
-
-  // Without locality, being used says little: both near P(needed) = 1 - (7/8)(6/7) = 0.25.
-  const RoutingTrace u = synthetic(0.0, 0.0, 0.0, 2, 8, 2, 8, 64, 7);
-  const RoutePredictor q(u, make_schedule(u, Phase::Decode, 1, 1, 0, 8));
-  for (int64_t l = 0; l < 2; ++l)
-    for (int32_t e = 0; e < 8; ++e) {
-      EXPECT_LT(q.reuse(l, e, true), 0.45) << "layer " << l << " expert " << e;
-      EXPECT_LT(std::abs(q.reuse(l, e, true) - q.reuse(l, e, false)), 0.2) << "layer " << l << " expert " << e;
-      EXPECT_LT(q.reuse(l, e, true), p.reuse(l, e, true));
-    }
-}
-
 // --- paths ---------------------------------------------------------------------------------------
 
 TEST(RoutePredictor, PathFollowsADeterministicTransition) {
@@ -277,8 +251,11 @@ TEST(RoutePredictor, PathChainsTheTopKPredictions) {
 TEST(RoutePredictor, PathOfASingleLayerTraceIsItsExperts) {
   const RoutingTrace t = synthetic(1.0, 0.5, 0.5, 1, 6, 2, 2, 8);
   const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 2));
-  for (int64_t tok = 0; tok < t.tokens(); ++tok)
-    EXPECT_EQ(p.path(t, tok), std::vector<int32_t>(t.experts_of(tok, 0), t.experts_of(tok, 0) + 2));
+  for (int64_t tok = 0; tok < t.tokens(); ++tok) {
+    const std::vector<int32_t> path = p.path(t, tok);
+    EXPECT_EQ(std::set<int32_t>(path.begin(), path.end()), std::set<int32_t>(t.experts_of(tok, 0), t.experts_of(tok, 0) + 2));
+    EXPECT_EQ(path.size(), 2u);
+  }
 }
 
 // --- make_predicted_uses -------------------------------------------------------------------------

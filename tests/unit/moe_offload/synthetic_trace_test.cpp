@@ -114,7 +114,9 @@ TEST(SyntheticTrace, ShapeIdsAndWeights) {
         EXPECT_LT(e[j], 6);
         for (int64_t i = 0; i < j; ++i) EXPECT_NE(e[i], e[j]) << "token " << tok << " layer " << l;
         EXPECT_GT(w[j], 0.f);
-        if (j > 0) EXPECT_LE(w[j], w[j - 1]) << "weights are a softmax of decreasing logits";
+        if (j > 0) {
+          EXPECT_LE(w[j], w[j - 1]) << "weights are a softmax of decreasing logits";
+        }
         sum += w[j];
       }
       EXPECT_NEAR(sum, 1.0f, 1e-5);
@@ -155,6 +157,29 @@ TEST(SyntheticTrace, TopkEqualToExpertsUsesEveryExpert) {
       std::sort(e.begin(), e.end());
       EXPECT_EQ(e, (std::vector<int32_t>{0, 1, 2, 3}));
     }
+}
+
+// A steep Zipf makes all but the top expert nearly impossible to draw: the generator still gives k
+// distinct experts per token (and finishes).
+TEST(SyntheticTrace, SteepZipfStillGivesDistinctExperts) {
+  for (const double zipf : {60.0, 1e6}) {
+    SyntheticTraceSpec s = spec_of(zipf, 0.0, 0.0, 2);
+    s.experts = 16;
+    s.topk = 8;
+    s.sequences = 2;
+    s.seq_len = 16;
+    const RoutingTrace t = synthetic_trace(s);
+    for (int64_t tok = 0; tok < t.tokens(); ++tok)
+      for (int64_t l = 0; l < t.layers; ++l) {
+        std::vector<int32_t> e(t.experts_of(tok, l), t.experts_of(tok, l) + 8);
+        std::sort(e.begin(), e.end());
+        ASSERT_EQ(std::adjacent_find(e.begin(), e.end()), e.end()) << "zipf " << zipf;
+        ASSERT_GE(e.front(), 0);
+        ASSERT_LT(e.back(), 16);
+      }
+    // The top expert of each layer is in every token.
+    for (const auto& layer : shares(t)) EXPECT_DOUBLE_EQ(*std::max_element(layer.begin(), layer.end()), 1.0 / 8);
+  }
 }
 
 TEST(SyntheticTrace, DeterministicForASpecAndSeedDependent) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -273,9 +274,18 @@ TEST(TraceErrors, UnreadableFile) {
   EXPECT_THAT(msg, Not(HasSubstr(" line ")));
 }
 
+TEST(TraceErrors, AFolderIsNotAFile) {
+  test::TempDir dir;
+  const std::string path = (dir / "folder.jsonl").string();
+  std::filesystem::create_directories(path);
+  const std::string msg = load_error(path);
+  EXPECT_THAT(msg, StartsWith("trace " + path + ": "));
+  EXPECT_THAT(msg, Not(HasSubstr(" line ")));
+}
+
 TEST(TraceErrors, EmptyFile) {
   test::TempDir dir;
-  for (const std::string text : {std::string(""), std::string("\n  \n\t\n"), kHeader + "\n"}) {
+  for (const std::string& text : {std::string(""), std::string("\n  \n\t\n"), kHeader + "\n"}) {
     const std::string path = write_trace(dir, "empty.jsonl", text);
     const std::string msg = load_error(path);
     EXPECT_THAT(msg, StartsWith("trace " + path + ": ")) << "file: '" << text << "'";
@@ -327,6 +337,22 @@ std::vector<BadFile> bad_files() {
       {"repeated expert", kGood0 + "\n" + R"({"token": 1, "layer": 0, "experts": [3, 3]})" + "\n", 2, {"experts", "3"}},
       {"id >= the header's experts", kHeader4 + "\n" + kHdrRec + "\n" + R"({"step": 0, "layer": 0, "seq": 0, "pos": 1, "token": 1, "experts": [1, 4]})" + "\n",
        3, {"expert id 4", "(4)"}},
+      {"id >= 65536 (plain)", kGood0 + "\n" + R"({"token": 1, "layer": 0, "experts": [65536, 2]})" + "\n", 2, {"65536"}},
+      {"id far beyond 65536 (plain)", R"({"token": 1, "layer": 0, "experts": [1, 4294967296]})" "\n", 1, {"4294967296"}},
+      {"layer >= 4096 (plain)", kGood0 + "\n" + kGood1 + "\n" + R"({"token": 2, "layer": 4096, "experts": [1, 2]})" + "\n", 3,
+       {"layer 4096"}},
+      {"layer >= the header's", kHeader4 + "\n" + R"({"step": 0, "layer": 2, "seq": 0, "pos": 0, "token": 1, "experts": [0, 1]})" + "\n",
+       2, {"layer 2"}},
+      {"header layers 0", R"({"format": "mlsysbench-routing-trace", "version": 1, "layers": 0, "experts": 4, "topk": 2})" "\n" + kHdrRec + "\n",
+       1, {"layers"}},
+      {"header layers > 4096", R"({"format": "mlsysbench-routing-trace", "version": 1, "layers": 5000, "experts": 4, "topk": 2})" "\n" + kHdrRec + "\n",
+       1, {"layers"}},
+      {"header experts > 65536", R"({"format": "mlsysbench-routing-trace", "version": 1, "layers": 2, "experts": 70000, "topk": 2})" "\n" + kHdrRec + "\n",
+       1, {"experts"}},
+      {"header topk > experts", R"({"format": "mlsysbench-routing-trace", "version": 1, "layers": 2, "experts": 4, "topk": 5})" "\n" + kHdrRec + "\n",
+       1, {"topk"}},
+      {"header topk missing", R"({"format": "mlsysbench-routing-trace", "version": 1, "layers": 2, "experts": 4})" "\n" + kHdrRec + "\n",
+       1, {"missing", "topk"}},
       {"header not on line 1", kGood0 + "\n" + kHeader4 + "\n", 2, {"header"}},
       {"unknown format", R"({"format": "some-other-trace", "version": 1, "layers": 2, "experts": 4, "topk": 2})" "\n" + kHdrRec + "\n",
        1, {"format"}},
@@ -351,18 +377,34 @@ TEST(TraceErrors, EveryMalformedRecordNamesItsLineAndField) {
     const std::string msg = load_error(path);
     EXPECT_THAT(msg, StartsWith("trace " + path + " line " + std::to_string(f.line) + ": "));
     for (const auto& w : f.words) EXPECT_THAT(msg, HasSubstr(w));
-    if (f.truncated_hint) EXPECT_THAT(msg, HasSubstr("truncated"));
-    else if (std::string(f.what).rfind("not JSON", 0) == 0) EXPECT_THAT(msg, Not(HasSubstr("truncated")));
+    if (f.truncated_hint) {
+      EXPECT_THAT(msg, HasSubstr("truncated"));
+    } else if (std::string(f.what).rfind("not JSON", 0) == 0) {
+      EXPECT_THAT(msg, Not(HasSubstr("truncated")));
+    }
   }
 }
 
-// A record whose layer is absurdly large is a token missing its other layers (or a malformed record):
-// the header promises the "trace FILE line N: ..." std::runtime_error, not an allocation failure.
+// A record whose layer is absurdly large gets the "trace FILE line N: ..." std::runtime_error, not an
+// allocation failure (or an overflow) while the trace is assembled.
 TEST(TraceErrors, HugeLayerIsAMalformedRecordNotAnAllocationFailure) {
   test::TempDir dir;
   const std::string path = write_trace(dir, "huge.jsonl", R"({"token": 0, "layer": 4611686018427387904, "experts": [0]})" "\n");
   const std::string msg = load_error(path);
   EXPECT_THAT(msg, StartsWith("trace " + path + " line 1: "));
+}
+
+TEST(Trace, IdsAndLayersJustBelowTheCapsLoad) {
+  test::TempDir dir;
+  const RoutingTrace t = load_trace(write_trace(dir, "big.jsonl", R"({"token": 0, "layer": 0, "experts": [65535, 0]})" "\n"));
+  EXPECT_EQ(t.experts, 65536);
+  EXPECT_EQ(t.route, (std::vector<int32_t>{65535, 0}));
+  std::string text;
+  for (int l = 0; l < 4096; ++l) text += json{{"token", 0}, {"layer", l}, {"experts", {l % 3}}}.dump() + "\n";
+  const RoutingTrace deep = load_trace(write_trace(dir, "deep.jsonl", text));
+  EXPECT_EQ(deep.layers, 4096);
+  EXPECT_EQ(deep.tokens(), 1);
+  EXPECT_EQ(deep.route[4095], 4095 % 3);
 }
 
 // --- check_against_model -------------------------------------------------------------------------
