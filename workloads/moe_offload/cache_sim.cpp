@@ -322,17 +322,21 @@ class Simulator {
 
   void protect(int32_t slot) {
     protected_[slot] = 1;
+    protected_now_.push_back(slot);
     heap_erase(slot);
   }
 
   // Predictive / ExpertFlow after serving step (b, l): recompute the priorities of layer l's residents,
-  // end their protection, then prefetch and protect the predicted experts of layer l + 1.
+  // end their protection, then prefetch and protect the predicted experts of layer l + 1. Only two kinds
+  // of resident can have a new priority here (a served one was recomputed when served): those foreseen
+  // at this very step, and those whose protection ends.
   void after_step(int64_t step, int64_t l) {
-    for (const int32_t slot : residents_[l]) {
-      pri_[slot] = foreseen(slot);
-      protected_[slot] = 0;
-      requeue(slot);
-    }
+    const LookupStream& foreseen_at = in_.predicted->predicted;
+    for (int64_t i = foreseen_at.step_start[step]; i < foreseen_at.step_start[step + 1]; ++i)
+      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0) pri_[slot] = foreseen(slot), requeue(slot);
+    for (const int32_t slot : protected_now_)
+      if (protected_[slot]) protected_[slot] = 0, pri_[slot] = foreseen(slot), requeue(slot);
+    protected_now_.clear();
     if (l + 1 >= L_) return;
     const Prefetches& p = *in_.prefetches;
     for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) {
@@ -360,6 +364,7 @@ class Simulator {
   std::vector<double> pri_;
   std::vector<uint8_t> used_since_fetch_, protected_, pinned_;
   std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
+  std::vector<int32_t> protected_now_;  // predictive: slots protected for the next layer
   std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
   std::vector<std::vector<int32_t>> heap_, residents_;
 };

@@ -62,7 +62,7 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   };
   test::write_file(dir / "bad.json", "{\"cases\": [ {\"workload\": ");
   const std::vector<Case> cases = {
-      {"run nosuch", "'nosuch' is neither a workload (compress, moe_train, toolbench"},
+      {"run nosuch", "'nosuch' is neither a workload (compress, moe_offload, moe_train, toolbench"},
       {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
