@@ -68,8 +68,10 @@ int run_ranks(mlsb::RunComms& comms, const std::function<int(bool root)>& body) 
   const bool several = comms.control->size() > 1;
   if (several && (g_interrupt || code == 130)) {
     // A signal: peers may be anywhere (in a case, in an agreement), so MPI_Finalize could wait forever.
-    // Rank 0 has stored what it has; the others give it up to 30 s to do so. Then the job ends.
-    if (!root) {
+    // Rank 0 has stored what it has; the others, told of the signal by rank 0's vote, give it up to
+    // 30 s to do so. A signalled rank makes no more MPI calls (requests of its abandoned case may still
+    // be in flight): rank 0 learns of it when the job ends. Then the job ends.
+    if (!root && !g_interrupt) {
       try {
         comms.control->set_cancel_flag(nullptr);
         comms.control->set_timeout(30);

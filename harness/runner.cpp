@@ -315,6 +315,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   }
 
   bool timed_out = false, interrupted = false, finished = false;
+  const bool several_ranks = comms.control->size() > 1;
   if (ready) {
     std::thread worker([ctx] { ctx->run(); });
     const auto start = Clock::now();
@@ -342,6 +343,9 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
         } else if (std::chrono::duration<double>(now - cancelled_at).count() > (interrupted ? 2.0 : 5.0)) {
           break;  // it did not stop within the grace period: abandon it
         }
+        // A signal to a rank of a job: Open MPI kills the ranks about a second after its SIGTERM, so the
+        // case is abandoned at once and rank 0 stores the run before then.
+        if (interrupted && several_ranks) break;
       }
     }
     finished = [&] {
@@ -398,6 +402,9 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   const int n = control.size();
   std::vector<uint8_t> all(kVoteBytes * static_cast<size_t>(n));
   try {
+    // After a signal this rank makes no MPI call: an abandoned case may still have requests in flight,
+    // and the job is about to end anyway.
+    if (several_ranks && cancel.load()) throw comm::CommError("interrupted");
     control.set_timeout(timeout > 0 ? timeout + 60 : 1e9);  // the slowest rank may still be in its case
     const std::vector<uint8_t> out = encode(mine);
     control.allgather(out.data(), all.data(), kVoteBytes, comm::ElemType::U8);
@@ -498,6 +505,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   const bool root = control.rank() == 0;
   if (root && !store) throw std::invalid_argument("run_plan: rank 0 needs the store");
   control.set_cancel_flag(&interrupt);  // a killed job must not wait for ranks that are gone
+  control.set_settle_time(0);  // after a signal the rank makes no MPI call, and SIGKILL follows in 1 s
   RunOutcome out;
   std::optional<reports::StoreError> store_error;
   if (root) {
@@ -521,6 +529,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   for (size_t i = 0;; ++i) {
     // Rank 0 alone knows whether the store still works: it says whether the next case starts.
     int32_t go = root && i < plan.cases.size() && !interrupted && !broken && !store_error ? 1 : 0;
+    if (interrupt) break;  // a signalled rank makes no MPI call (see run_ranked_case); rank 0 stops anyway
     try {
       control.set_timeout(120);
       control.broadcast(&go, 1, comm::ElemType::I32, 0);

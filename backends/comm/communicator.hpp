@@ -45,6 +45,12 @@ class Communicator {
   /// waits out the full timeout. nullptr (the default) = never cancelled.
   void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  /// A collective that gives up (cancelled, timed out, failed) first waits up to this many seconds
+  /// (default 2) for its operations still in flight: until they finish, the library reads and writes the
+  /// caller's buffers, which the caller frees as the error unwinds. 0 gives up at once, for a rank that
+  /// makes no further calls after a cancellation. Honoured by mpi (local and nccl have nothing in flight
+  /// on the host).
+  void set_settle_time(double seconds) { settle_s_ = seconds; }
 
   virtual void barrier() = 0;
   /// recv[i] = op over ranks of send[i], i < count. send == recv is allowed (in place).
@@ -85,6 +91,7 @@ class Communicator {
   virtual std::vector<uint64_t> allgather_host_u64(uint64_t value);
 
   double timeout_s_ = 60.0;
+  double settle_s_ = 2.0;
   const std::atomic<bool>* cancel_ = nullptr;
 };
 

@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -263,19 +262,22 @@ class MpiCommunicator final : public Communicator {
         throw CommError("mpi " + std::string(what) + ": communicator unusable after an earlier failure (" +
                         comm.broken_ + ")");
     }
+    // The handle is written during the MPI call that receives this pointer, so growth afterwards is harmless.
     MPI_Request* next() { return &reqs.emplace_back(MPI_REQUEST_NULL); }
     void check(int rc) {
       if (rc != MPI_SUCCESS) fail(mpi_error(rc));
     }
     [[noreturn]] void fail(const std::string& why) {
+      settle();
       comm.broken_ = std::string(what) + ": " + why;
       throw CommError("mpi " + std::string(what) + ": " + why);
     }
     void wait();
+    void settle();
 
     MpiCommunicator& comm;
     const char* what;
-    std::deque<MPI_Request> reqs;  // a deque keeps the addresses handed to MPI stable
+    std::vector<MPI_Request> reqs;  // MPI_REQUEST_NULL once complete
   };
 
   static size_t limit() { return g_message_limit.load(std::memory_order_relaxed); }
@@ -321,12 +323,11 @@ class MpiCommunicator final : public Communicator {
 void MpiCommunicator::Requests::wait() {
   using Clock = std::chrono::steady_clock;
   if (reqs.empty()) return;
-  std::vector<MPI_Request> all(reqs.begin(), reqs.end());
-  std::vector<MPI_Status> statuses(all.size());
+  std::vector<MPI_Status> statuses(reqs.size());
   const auto start = Clock::now();
   for (long polls = 0;; ++polls) {
     int done = 0;
-    const int rc = MPI_Testall(static_cast<int>(all.size()), all.data(), &done, statuses.data());
+    const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, statuses.data());
     if (rc == MPI_ERR_IN_STATUS) {
       for (const auto& s : statuses)
         if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) fail(mpi_error(s.MPI_ERROR));
@@ -340,6 +341,7 @@ void MpiCommunicator::Requests::wait() {
       char buf[200];
       std::snprintf(buf, sizeof buf, "mpi %s: rank %d waited %g s for the other ranks (timeout)", what, comm.rank_,
                     comm.timeout_s_);
+      settle();
       comm.broken_ = std::string(what) + ": timed out";
       throw CommTimeout(buf);
     }
@@ -348,6 +350,25 @@ void MpiCommunicator::Requests::wait() {
       if (waited < 0.01) sched_yield();
       else std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+  }
+}
+
+// A request still active when its collective gives up goes on reading and writing the caller's buffers,
+// which the exception frees as it unwinds: this rank's next MPI call (any communicator's) would progress
+// it into freed memory, and a peer's single-copy read of it would fail. Peers usually finish the
+// operation within moments, so this waits up to the communicator's settle time for the requests to
+// complete. (Open MPI cannot cancel nonblocking collectives or sends; requests of a rank that never
+// arrives stay pending, and nothing short of ending the job makes those safe.)
+void MpiCommunicator::Requests::settle() {
+  using Clock = std::chrono::steady_clock;
+  if (reqs.empty() || comm.settle_s_ <= 0) return;
+  std::vector<MPI_Status> statuses(reqs.size());
+  const auto until = Clock::now() + std::chrono::duration<double>(comm.settle_s_);
+  while (true) {
+    int done = 0;
+    const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, statuses.data());
+    if (done || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || Clock::now() > until) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
 

@@ -5,9 +5,12 @@
 //   comm_check absent     rank 3 sleeps 30 s before an allreduce: the others must get CommTimeout after
 //                         2 s and exit(1) at once (without MPI_Finalize, which would wait for rank 3)
 //   comm_check die        rank 2 exits(3) before an allreduce: mpirun must end the job
+//   comm_check cancel     rank 0 cancels a 64 MB allreduce that the others join 1 s late, frees its buffer and
+//                         goes on: the others' result must be right and every rank's next collectives work
 // Exit status 0 only when every check passed on every rank.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -297,6 +300,57 @@ int main(int argc, char** argv) {
       quit(1);
     }
   }
-  std::fprintf(stderr, "comm_check: unknown mode '%s' (normal, mismatch, absent, die)\n", mode.c_str());
+  if (mode == "cancel") {
+    c->set_timeout(30);
+    c->set_settle_time(20);  // far above the peers' 1 s, so a loaded machine cannot outlast it
+    auto next = duplicate(*c);  // another communicator: its progress also drives the cancelled requests
+    std::atomic<bool> cancel{false};
+    c->set_cancel_flag(&cancel);
+    constexpr size_t kCount = size_t{16} << 20;
+    {
+      std::vector<float> x(kCount, static_cast<float>(me + 1));
+      std::thread flag;
+      if (me == 0)
+        flag = std::thread([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          cancel = true;
+        });
+      else
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::string outcome = "completed";
+      try {
+        c->allreduce(x.data(), x.data(), kCount, ElemType::F32, ReduceOp::Sum);
+      } catch (const CommError& e) {
+        outcome = e.what();
+      }
+      if (flag.joinable()) flag.join();
+      const float want = static_cast<float>(c->size() * (c->size() + 1) / 2);
+      if (me != 0 && (outcome != "completed" || x.front() != want || x.back() != want)) {
+        std::printf("rank %d: FAIL allreduce %s, got %g (want %g)\n", me, outcome.c_str(), x.back(), want);
+        quit(1);
+      }
+      if (me == 0 && outcome.find("cancelled") == std::string::npos) {
+        std::printf("rank 0: FAIL cancelled allreduce: %s\n", outcome.c_str());
+        quit(1);
+      }
+    }  // the buffer is freed here; memory reused next must not be touched by the old requests
+    std::vector<float> reuse(kCount, -1.0f);
+    int64_t one = 1;
+    try {
+      next->allreduce(&one, &one, 1, ElemType::I64, ReduceOp::Sum);
+      next->barrier();
+    } catch (const CommError& e) {
+      std::printf("rank %d: FAIL collective after the cancel: %s\n", me, e.what());
+      quit(1);
+    }
+    if (one != c->size() || reuse.front() != -1.0f || reuse.back() != -1.0f) {
+      std::printf("rank %d: FAIL after the cancel: allreduce %lld, reused memory %g\n", me,
+                  static_cast<long long>(one), reuse.back());
+      quit(1);
+    }
+    std::printf("rank %d: ok after a cancelled allreduce\n", me);
+    return 0;
+  }
+  std::fprintf(stderr, "comm_check: unknown mode '%s' (normal, mismatch, absent, die, cancel)\n", mode.c_str());
   return 2;
 }

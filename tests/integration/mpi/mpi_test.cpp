@@ -82,6 +82,15 @@ TEST(MpiComm, AbsentRankGivesCommTimeoutNotAHang) {
   EXPECT_LT(t.seconds, 20) << "rank 3 sleeps 30 s: the others must not wait for it";
 }
 
+// Regression: a collective cancelled while peers still read its buffer crashed this rank's next MPI call
+// (progress on the abandoned requests wrote into freed memory) or failed the peers' single-copy reads.
+TEST(MpiComm, CancelledCollectiveLetsPeersFinishAndLeavesMemoryAlone) {
+  skip_without_mpi();
+  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " cancel");
+  EXPECT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
+  EXPECT_EQ(count(t.r.out, "ok after a cancelled allreduce"), 4) << t.r.out << t.r.err;
+}
+
 TEST(MpiComm, DeadRankEndsTheJob) {
   skip_without_mpi();
   const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " die");
