@@ -90,6 +90,7 @@ class Simulator {
       for (int64_t step = 0; step < p.steps(); ++step)
         for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
           key_steps_[fill[(step % L_) * E_ + p.expert[i]]++] = step;
+      key_next_.assign(key_start_.begin(), key_start_.end() - 1);
     }
   }
 
@@ -136,11 +137,13 @@ class Simulator {
 
   // Predictive priority of a resident at the current step: -n for its first foreseen use n within the
   // window, else below every foreseen one by its lookup count.
-  double foreseen(int32_t slot) const {
+  // The step clock only advances, so each key's cursor into its predicted steps only moves forward.
+  double foreseen(int32_t slot) {
     const int64_t key = static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot];
-    const auto b = key_steps_.begin() + key_start_[key], e = key_steps_.begin() + key_start_[key + 1];
-    const auto it = std::upper_bound(b, e, now_);
-    if (it != e && *it < in_.predicted->horizon[now_]) return -static_cast<double>(*it);
+    int64_t& at = key_next_[key];
+    const int64_t end = key_start_[key + 1];
+    while (at < end && key_steps_[at] <= now_) ++at;
+    if (at < end && key_steps_[at] < in_.predicted->horizon[now_]) return -static_cast<double>(key_steps_[at]);
     return -1e15 + static_cast<double>(count_[key]);
   }
 
@@ -366,6 +369,7 @@ class Simulator {
   std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
   std::vector<int32_t> protected_now_;  // predictive: slots protected for the next layer
   std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
+  std::vector<int64_t> key_next_;                // predictive: each key's first predicted step not passed
   std::vector<std::vector<int32_t>> heap_, residents_;
 };
 
