@@ -38,7 +38,9 @@ struct CommandResult {
 CommandResult run_shell(const std::string& command);
 /// `p` in single quotes, for a shell command line.
 std::string shell_quote(const std::filesystem::path& p);
-/// Runs `mlsysbench --db DB ARGS` (ARGS already shell-quoted where needed).
+/// Runs `mlsysbench ARGS` (ARGS already shell-quoted where needed).
+CommandResult run_cli(const std::string& args);
+/// Runs `mlsysbench --db DB ARGS`.
 CommandResult run_cli(const std::filesystem::path& db, const std::string& args);
 
 /// Writes `text` to `path` (creating parent folders).

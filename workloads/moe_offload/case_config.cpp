@@ -11,15 +11,11 @@
 
 namespace mlsb::moe_offload {
 
-namespace {
-
 std::string number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", v);
   return text;
 }
-
-}  // namespace
 
 int64_t cache_capacity(const State& state, const ModelShape& m, bool per_layer) {
   const int64_t all = per_layer ? m.experts : m.layers * m.experts;

@@ -3,6 +3,7 @@
 // model shape, the schedule, the lookups, the route predictor, the cache spec and the plan.
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "harness/workload.hpp"
 #include "workloads/moe_offload/cache_sim.hpp"
@@ -36,5 +37,8 @@ std::unique_ptr<OffloadCase> build_case(const State& state);
 /// cache_fraction (the first that is set), clamped to the experts there are. Throws
 /// std::invalid_argument("cache_mb: ...") when the budget holds no expert.
 int64_t cache_capacity(const State& state, const ModelShape& m, bool per_layer);
+
+/// `v` as printf's %g writes it (0.25, 1e+06), for messages that quote an axis value.
+std::string number(double v);
 
 }  // namespace mlsb::moe_offload

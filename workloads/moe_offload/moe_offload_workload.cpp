@@ -143,7 +143,7 @@ class MoeOffloadWorkload final : public Workload {
     }
     OffloadCase& c = *case_;
     if (c.profile_sequences == 0 && c.predictor)
-      state.warn("profile_fraction " + gb(state.get_float("profile_fraction") * 1e9) + " of the trace's " +
+      state.warn("profile_fraction " + number(state.get_float("profile_fraction")) + " of the trace's " +
                  std::to_string(c.trace.sequences()) + " sequences leaves none to profile: policy " +
                  std::string(to_string(c.policy)) + " learned nothing");
     state.add_item("model", {{"preset", state.get_string("preset")}, {"layers", c.model.layers},

@@ -54,6 +54,7 @@ class LmBench final : public ModeBench {
       }
       if (trace_->replaced()) state.warn("trace_out: replaced the earlier routing trace in " + trace);
       trace_every_ = state.get_int("trace_every");
+      trace_eval_ = state.get_int("trace_eval") == 1;
     }
   }
 
@@ -161,7 +162,8 @@ class LmBench final : public ModeBench {
     }
   }
 
-  // Mean loss over 8 batches of the held-out tenth (fixed positions).
+  // Mean loss over 8 batches of the held-out tenth (fixed positions). With trace_eval, their routing is
+  // traced as step `steps_` (the trained model), sequences numbered across the batches.
   double eval_loss() {
     std::mt19937_64 rng(12345);
     std::vector<uint8_t> batch(batch_ * (cfg_.seq + 1));
@@ -169,12 +171,16 @@ class LmBench final : public ModeBench {
     for (int i = 0; i < 8; ++i) {
       fill_batch(rng, split_, corpus_.text.size(), batch);
       sum += lm_->forward(batch.data(), batch_);
+      if (trace_ && trace_eval_)
+        for (int64_t l = 0; l < cfg_.layers; ++l)
+          trace_->write(steps_, l, lm_->moe(l).routing(), batch.data(), cfg_.seq, i * batch_);
     }
     return sum / 8;
   }
 
   LmConfig cfg_;
   int64_t batch_ = 0, steps_ = 0, trace_every_ = 1;
+  bool trace_eval_ = false;
   int threads_ = 1;
   double peak_tflops_ = 0, last_aux_ = 0, last_z_ = 0;
   Corpus corpus_;

@@ -56,6 +56,8 @@ class MoeTrainWorkload final : public Workload {
         float_axis("corpus_mb", {4.0}, "lm: at most this many MB of the corpus are read", 0.001, 1e5),
         string_axis("trace_out", {"none"}, "lm: JSON-lines routing trace written here (none: no trace)"),
         int_axis("trace_every", {10}, "lm: trace every Nth step", 1, 1 << 24),
+        int_axis("trace_eval", {0}, "lm: 1 = also trace the trained model on the held-out evaluation batches "
+                 "(inference routing; recorded as step `steps`)", 0, 1),
     };
     w.metrics = {
         {"step_ms", "ms", Better::Lower, "one training step: forward + backward (+ AdamW); lm: mean step"},

@@ -32,12 +32,12 @@ RoutingTraceWriter::RoutingTraceWriter(const std::string& path, int64_t layers, 
 }
 
 void RoutingTraceWriter::write(int64_t step, int64_t layer, const Routing<float>& r, const uint8_t* tokens,
-                               int64_t seq) {
+                               int64_t seq, int64_t first_seq) {
   for (int64_t t = 0; t < r.tokens; ++t) {
     const int64_t b = t / seq, p = t % seq;
     nlohmann::json e = nlohmann::json::array(), w = nlohmann::json::array();
     for (int64_t j = 0; j < r.topk; ++j) e.push_back(r.expert[t * r.topk + j]), w.push_back(std::round(double(r.weight[t * r.topk + j]) * 1e6) / 1e6);
-    out_ << nlohmann::json{{"step", step}, {"layer", layer}, {"seq", b}, {"pos", p},
+    out_ << nlohmann::json{{"step", step}, {"layer", layer}, {"seq", first_seq + b}, {"pos", p},
                            {"token", tokens[b * (seq + 1) + p]}, {"experts", e}, {"weights", w}}
                 .dump()
          << "\n";

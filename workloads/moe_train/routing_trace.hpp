@@ -22,8 +22,10 @@ class RoutingTraceWriter {
   /// the file cannot be written.
   RoutingTraceWriter(const std::string& path, int64_t layers, const MoeConfig& c, int64_t seq,
                      const std::string& source);
-  /// One layer's routing of a step: r.tokens = batch * seq, `tokens` the input bytes [batch, seq + 1].
-  void write(int64_t step, int64_t layer, const Routing<float>& r, const uint8_t* tokens, int64_t seq);
+  /// One layer's routing of a step: r.tokens = batch * seq, `tokens` the input bytes [batch, seq + 1];
+  /// the batch's sequences are numbered from `first_seq`.
+  void write(int64_t step, int64_t layer, const Routing<float>& r, const uint8_t* tokens, int64_t seq,
+             int64_t first_seq = 0);
   int64_t lines() const { return lines_; }
   /// True when an earlier trace at the path was replaced.
   bool replaced() const { return replaced_; }

@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+constexpr auto quote = test::shell_quote;
 
 std::string mpirun(int ranks) {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "

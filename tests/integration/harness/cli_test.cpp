@@ -21,11 +21,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
-test::CommandResult cli(const std::string& args) {
-  return test::run_shell(quote(test::binary()) + " " + args);
-}
+constexpr auto quote = test::shell_quote;
 
 fs::path authored_dataset() { return test::source_dir() / "datasets" / "toolbench" / "tasks.json"; }
 
@@ -35,11 +31,11 @@ void skip_without_servers() {
 }
 
 TEST(CliList, ShowsWorkloadsAxesMetricsAndSuites) {
-  const auto r = cli("list");
+  const auto r = test::run_cli("list");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("toolbench"), HasSubstr("dataset"), HasSubstr("pass_at_1"),
                            HasSubstr("higher is better"), HasSubstr("smoke"), HasSubstr("toolbench-fs")));
-  const auto j = cli("list --json");
+  const auto j = test::run_cli("list --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const auto catalog = nlohmann::json::parse(j.out);
   bool found = false;
@@ -78,18 +74,18 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"--db '' db ls", "--db needs a file name"},
   };
   for (const auto& c : cases) {
-    const auto r = cli(db + c.args);
+    const auto r = test::run_cli(db + c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
     EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.args;
   }
   EXPECT_FALSE(fs::exists(dir / "x.db"));
-  const auto usage = cli("run");
+  const auto usage = test::run_cli("run");
   EXPECT_NE(usage.exit_code, 0);
   EXPECT_THAT(usage.err + usage.out, HasSubstr("target"));
 }
 
 TEST(CliRun, DryRunPrintsTheCases) {
-  const auto r = cli("run toolbench -p trials=1,2 --repetitions 3 --dry-run");
+  const auto r = test::run_cli("run toolbench -p trials=1,2 --repetitions 3 --dry-run");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("toolbench/"), HasSubstr("trials=1"), HasSubstr("trials=2"),
                            HasSubstr("samples 3..3"), HasSubstr("2 case(s)")));
@@ -105,12 +101,12 @@ TEST(CliStore, DbRmRefusesARunStillMarkedRunningUnlessForced) {
     store.begin_run(run);
   }
   const std::string db = "--db " + quote(dir / "r.db") + " ";
-  const auto refused = cli(db + "db rm 0b9d6f50");
+  const auto refused = test::run_cli(db + "db rm 0b9d6f50");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("still running"));
-  EXPECT_THAT(cli(db + "db ls").out, HasSubstr("0b9d6f50"));
-  EXPECT_EQ(cli(db + "db rm --force 0b9d6f50").exit_code, 0);
-  EXPECT_THAT(cli(db + "db ls").out, ::testing::Not(HasSubstr("0b9d6f50")));
+  EXPECT_THAT(test::run_cli(db + "db ls").out, HasSubstr("0b9d6f50"));
+  EXPECT_EQ(test::run_cli(db + "db rm --force 0b9d6f50").exit_code, 0);
+  EXPECT_THAT(test::run_cli(db + "db ls").out, ::testing::Not(HasSubstr("0b9d6f50")));
 }
 
 TEST(CliStore, NotSqliteFileIsReportedAndLeftIntact) {
@@ -118,12 +114,12 @@ TEST(CliStore, NotSqliteFileIsReportedAndLeftIntact) {
   const std::string garbage = "this is not a database, it is a text file\n";
   test::write_file(dir / "notes.db", garbage);
   for (const std::string args : {"run smoke", "report latest --format json", "db ls"}) {
-    const auto r = cli("--db " + quote(dir / "notes.db") + " " + args);
+    const auto r = test::run_cli("--db " + quote(dir / "notes.db") + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_THAT(r.err, AllOf(HasSubstr("notes.db"), HasSubstr("not an SQLite database"))) << args;
   }
   EXPECT_EQ(test::read_file(dir / "notes.db"), garbage);
-  const auto missing = cli("--db " + quote(dir / "none.db") + " report latest");
+  const auto missing = test::run_cli("--db " + quote(dir / "none.db") + " report latest");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("none.db"));
 }
@@ -132,7 +128,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   skip_without_servers();
   test::TempDir dir;
   const std::string db = "--db " + quote(dir / "r.db") + " ";
-  const auto full = cli(db + "run smoke --tag full");
+  const auto full = test::run_cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // All axes at their defaults: the case is named by its workload alone.
   EXPECT_THAT(full.err, AllOf(HasSubstr("[1/8] toolbench  ok"), HasSubstr("pass_at_1"),
@@ -141,34 +137,34 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
-    const auto r = cli(db + "run smoke --filter '^toolbench' --tag " + tag);
+    const auto r = test::run_cli(db + "run smoke --filter '^toolbench' --tag " + tag);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench  ok"));
   }
   for (const std::string fmt : {"html", "json", "md", "gbench"}) {
-    const auto r = cli(db + "report cand --format " + fmt + " -o " + quote(dir / ("r." + fmt)));
+    const auto r = test::run_cli(db + "report cand --format " + fmt + " -o " + quote(dir / ("r." + fmt)));
     ASSERT_EQ(r.exit_code, 0) << fmt << r.err;
     EXPECT_GT(fs::file_size(dir / ("r." + fmt)), 200u) << fmt;
   }
   const auto report = nlohmann::json::parse(test::read_file(dir / "r.json"));
   EXPECT_EQ(report["schema"], "mlsysbench.report/1");
   EXPECT_THAT(test::read_file(dir / "r.html"), AllOf(HasSubstr("<table"), HasSubstr("pass_at_1")));
-  const auto aa = cli(db + "compare base cand --fail-on-regression");
+  const auto aa = test::run_cli(db + "compare base cand --fail-on-regression");
   EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
   EXPECT_THAT(aa.out, AllOf(HasSubstr("pass_at_1"), HasSubstr("same")));
-  const auto disjoint = cli(db + "run smoke --filter '^toolbench' --tag other -p limit=2");
+  const auto disjoint = test::run_cli(db + "run smoke --filter '^toolbench' --tag other -p limit=2");
   ASSERT_EQ(disjoint.exit_code, 0) << disjoint.err;
-  const auto nothing = cli(db + "compare base other --fail-on-regression");
+  const auto nothing = test::run_cli(db + "compare base other --fail-on-regression");
   EXPECT_EQ(nothing.exit_code, 1);
   EXPECT_THAT(nothing.err, HasSubstr("nothing was compared"));
-  EXPECT_EQ(cli(db + "db rm other").exit_code, 0);
-  const auto ls = cli(db + "db ls");
+  EXPECT_EQ(test::run_cli(db + "db rm other").exit_code, 0);
+  const auto ls = test::run_cli(db + "db ls");
   EXPECT_THAT(ls.out, AllOf(HasSubstr("smoke"), HasSubstr("base"), HasSubstr("cand")));
-  const auto show = cli(db + "db show base");
+  const auto show = test::run_cli(db + "db show base");
   EXPECT_THAT(show.out, AllOf(HasSubstr("[ok] toolbench"), HasSubstr("cpu_model")));
-  EXPECT_EQ(cli(db + "db rm base").exit_code, 0);
-  EXPECT_THAT(cli(db + "db ls").out, ::testing::Not(HasSubstr("base")));
-  const auto gone = cli(db + "report base");
+  EXPECT_EQ(test::run_cli(db + "db rm base").exit_code, 0);
+  EXPECT_THAT(test::run_cli(db + "db ls").out, ::testing::Not(HasSubstr("base")));
+  const auto gone = test::run_cli(db + "report base");
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_THAT(gone.err, HasSubstr("no run matches 'base'"));
 }
@@ -220,7 +216,7 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
   if (!fs::exists(dataset)) GTEST_SKIP() << "no " << dataset;
   test::TempDir dir;
   const std::string db = "--db " + quote(dir / "r.db") + " ";
-  const auto r = cli(db + "run toolbench -p dataset=" + quote(dataset) + " -p agent=oracle");
+  const auto r = test::run_cli(db + "run toolbench -p dataset=" + quote(dataset) + " -p agent=oracle");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   reports::Store store(dir / "r.db", true);
   const auto run = store.load_run(*store.resolve_run("latest"));
@@ -236,7 +232,7 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
     }
   EXPECT_GT(failing, 0);  // some labels disagree with the fixture
   EXPECT_LT(failing, 241);
-  const auto html = cli(db + "report latest --format html -o " + quote(dir / "r.html"));
+  const auto html = test::run_cli(db + "report latest --format html -o " + quote(dir / "r.html"));
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_THAT(test::read_file(dir / "r.html"), HasSubstr("filesystem"));
 }

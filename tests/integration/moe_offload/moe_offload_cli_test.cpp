@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr auto quote = test::shell_quote;
-constexpr auto mlsb = test::run_cli;
 
 double median(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
@@ -42,7 +41,7 @@ void write(const fs::path& p, const std::string& text) { std::ofstream(p) << tex
 
 TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 "
+  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 "
                                     "-p sequences=8 -p seq_len=32 -p cache_scope=per_layer,global --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto run = only_run(dir / "r.db");
@@ -79,7 +78,7 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
 TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
   test::TempDir dir;
   const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-e8-top2.jsonl";
-  const auto r = mlsb(dir / "r.db", "run moe_offload -p trace=" + quote(trace) +
+  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p trace=" + quote(trace) +
                                         " -p policy=lru,predictive,belady -p phase=decode,prefill -p batch=8 "
                                         "-p hidden=32 -p ffn=32 --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -104,7 +103,7 @@ TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
 
 TEST(MoeOffloadCli, SyntheticTraceParametersAreRecorded) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_offload -p policy=lru -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 "
+  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p policy=lru -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 "
                                     "-p sequences=4 -p seq_len=16 -p zipf=1.5 -p locality=0.25 -p correlation=0.75 "
                                     "--repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -125,12 +124,12 @@ TEST(MoeOffloadCli, EdgeTracesRunAPresetWithMoreExpertsAndASteepZipf) {
   test::TempDir dir;
   // The recorded trace uses 16 experts per layer; Qwen3's layers have 128.
   const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-l4-e16-top2.jsonl";
-  auto r = mlsb(dir / "a.db", "run moe_offload -p trace=" + quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
                               "-p preset_layers=4 -p policy=lru,predictive --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
   // Zipf 100: all but the top expert are ~2^-100 likely, yet every token still gets k distinct experts.
-  r = mlsb(dir / "b.db", "run moe_offload -p zipf=100 -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 -p sequences=4 "
+  r = test::run_cli(dir / "b.db", "run moe_offload -p zipf=100 -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 -p sequences=4 "
                          "-p seq_len=16 -p policy=lru --repetitions 1 --timeout 60");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(only_run(dir / "b.db").cases.at(0).status, "ok");
@@ -156,11 +155,11 @@ TEST(MoeOffloadCli, ServesACheckpointsExpertsAndFailsOnAMismatchedOne) {
   write_checkpoint(dir / "moe.safetensors", 2, 4, 16, 24);
   const std::string common = " -p layers=2 -p experts=4 -p hidden=16 -p sequences=4 -p seq_len=16 "
                              "-p policy=lru,belady --repetitions 1";
-  auto r = mlsb(dir / "a.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=24" + common);
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=24" + common);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
 
-  r = mlsb(dir / "b.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=32" + common);
+  r = test::run_cli(dir / "b.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=32" + common);
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& c : only_run(dir / "b.db").cases) {
     EXPECT_EQ(c.status, "failed") << "a defective checkpoint fails the case";
@@ -175,7 +174,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   for (int l = 0; l < 32; ++l)
     lines += R"({"token": 0, "layer": )" + std::to_string(l) + R"(, "experts": [)" + (l == 5 ? "9" : "1") + ", 2]}\n";
   write(dir / "ids.jsonl", lines);
-  auto r = mlsb(dir / "a.db", "run moe_offload -p trace=" + quote(dir / "ids.jsonl") +
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + quote(dir / "ids.jsonl") +
                                   " -p preset=mixtral-8x7b -p scale=256 -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   auto run = only_run(dir / "a.db");
@@ -184,7 +183,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
 
   // A truncated file: its last record is cut mid-line.
   write(dir / "cut.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1, 2]}\n{\"token\": 1, \"layer\": 0, \"exp");
-  r = mlsb(dir / "b.db", "run moe_offload -p trace=" + quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
+  r = test::run_cli(dir / "b.db", "run moe_offload -p trace=" + quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   run = only_run(dir / "b.db");
   EXPECT_EQ(run.cases.at(0).status, "failed");
@@ -194,19 +193,19 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   // A token missing a layer.
   write(dir / "gap.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1]}\n{\"token\": 0, \"layer\": 1, \"experts\": [1]}\n"
                            "{\"token\": 1, \"layer\": 0, \"experts\": [2]}\n");
-  r = mlsb(dir / "c.db", "run moe_offload -p trace=" + quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
+  r = test::run_cli(dir / "c.db", "run moe_offload -p trace=" + quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
   run = only_run(dir / "c.db");
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("gap.jsonl line 3: the token of this record has no record for layer 1"));
 
   // A budget smaller than one expert: 3 * 128 * 256 * 4 bytes = 0.39 MB.
-  r = mlsb(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
+  r = test::run_cli(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
   run = only_run(dir / "d.db");
   EXPECT_EQ(run.cases.at(0).status, "skipped");
   EXPECT_THAT(run.cases.at(0).reason, testing::StartsWith("cache_mb: 0.1"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("holds no expert"));
 
   // A missing trace file is an input error before anything runs.
-  r = mlsb(dir / "e.db", "run moe_offload -p trace=" + quote(dir / "nope.jsonl"));
+  r = test::run_cli(dir / "e.db", "run moe_offload -p trace=" + quote(dir / "nope.jsonl"));
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
 }
 

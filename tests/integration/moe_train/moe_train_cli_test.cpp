@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "reports/store.hpp"
@@ -16,7 +21,20 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr auto quote = test::shell_quote;
-constexpr auto mlsb = test::run_cli;
+
+// A routing trace file: its header line, then its records.
+struct TraceFile {
+  nlohmann::json header;
+  std::vector<nlohmann::json> records;
+};
+TraceFile read_trace(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  TraceFile t;
+  if (std::getline(in, line)) t.header = nlohmann::json::parse(line);
+  while (std::getline(in, line)) t.records.push_back(nlohmann::json::parse(line));
+  return t;
+}
 
 const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
@@ -26,9 +44,9 @@ const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::stri
 
 TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=32 -p ffn=48 -p tokens=256 -p experts=8 "
-                                    "-p router=topk_softmax,softmax_topk,sigmoid -p capacity_factor=0,1 "
-                                    "-p drop_policy=probs,position --repetitions 3");
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p hidden=32 -p ffn=48 -p tokens=256 -p experts=8 "
+                                            "-p router=topk_softmax,softmax_topk,sigmoid -p capacity_factor=0,1 "
+                                            "-p drop_policy=probs,position --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   const auto run = store.load_run(store.list_runs()[0].id);
@@ -50,8 +68,8 @@ TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
 
 TEST(MoeTrainCli, PresetsScaleDownAndGroupLimitedRoutingRuns) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_train -p preset=deepseek-v3,qwen3-30b-a3b -p scale=64 -p tokens=128 "
-                                    "--repetitions 2");
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p preset=deepseek-v3,qwen3-30b-a3b -p scale=64 -p tokens=128 "
+                                            "--repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   for (const auto& c : store.load_run(store.list_runs()[0].id).cases) EXPECT_EQ(c.status, "ok") << c.reason;
@@ -59,8 +77,8 @@ TEST(MoeTrainCli, PresetsScaleDownAndGroupLimitedRoutingRuns) {
 
 TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p experts=8 -p topk=9 "
-                                    "--repetitions 1");
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p experts=8 -p topk=9 "
+                                            "--repetitions 1");
   EXPECT_EQ(r.exit_code, 1) << "every case skipped";
   reports::Store store((dir / "r.db").string(), true);
   auto run = store.load_run(store.list_runs()[0].id);
@@ -68,24 +86,24 @@ TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
   EXPECT_EQ(run.cases[0].status, "skipped");
   EXPECT_THAT(run.cases[0].reason, testing::StartsWith("topk:"));
 
-  const auto g = mlsb(dir / "g.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p groups=3 --repetitions 1");
+  const auto g = test::run_cli(dir / "g.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p groups=3 --repetitions 1");
   reports::Store gs((dir / "g.db").string(), true);
   run = gs.load_run(gs.list_runs()[0].id);
   EXPECT_THAT(run.cases[0].reason, testing::StartsWith("groups:"));
 
-  const auto cf = mlsb(dir / "c.db", "run moe_train -p capacity_factor=-1");
+  const auto cf = test::run_cli(dir / "c.db", "run moe_train -p capacity_factor=-1");
   EXPECT_EQ(cf.exit_code, 2) << "a negative capacity factor is an input error";
   EXPECT_THAT(cf.err, testing::HasSubstr("capacity_factor"));
 
-  const auto bf = mlsb(dir / "b.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p dtype=bf16 --repetitions 1");
+  const auto bf = test::run_cli(dir / "b.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p dtype=bf16 --repetitions 1");
   reports::Store bs((dir / "b.db").string(), true);
   EXPECT_THAT(bs.load_run(bs.list_runs()[0].id).cases[0].reason, testing::StartsWith("dtype:"));
 }
 
 TEST(MoeTrainCli, ADivergingRunFailsInsteadOfReportingNaN) {
   test::TempDir dir;
-  const auto r = mlsb(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p lr=1e20 "
-                                    "--repetitions 6 --warmup 0");
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p lr=1e20 "
+                                            "--repetitions 6 --warmup 0");
   EXPECT_EQ(r.exit_code, 1);
   reports::Store store((dir / "r.db").string(), true);
   const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
@@ -96,9 +114,9 @@ TEST(MoeTrainCli, ADivergingRunFailsInsteadOfReportingNaN) {
 TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   test::TempDir dir;
   const auto trace = dir / "trace.jsonl";
-  const auto r = mlsb(dir / "r.db", "run moe_train -p mode=lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=32 "
-                                    "-p batch=8 -p steps=120 -p lr=1e-2 -p corpus_mb=0.5 -p trace_every=40 "
-                                    "-p trace_out=" + quote(trace));
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=32 "
+                                            "-p batch=8 -p steps=120 -p lr=1e-2 -p corpus_mb=0.5 -p trace_every=40 "
+                                            "-p trace_out=" + quote(trace));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   const auto run = store.load_run(store.list_runs()[0].id);
@@ -110,20 +128,12 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   int curve = 0;
   for (const auto& [key, item] : c.items) curve += key.rfind("series/loss/", 0) == 0;
   EXPECT_EQ(curve, 120);
-  std::ifstream in(trace);
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  const auto header = nlohmann::json::parse(line);
-  EXPECT_EQ(header["format"], "mlsysbench-routing-trace");
-  EXPECT_EQ(header["experts"], 4);
-  int lines = 0;
-  while (std::getline(in, line)) {
-    const auto rec = nlohmann::json::parse(line);
-    EXPECT_EQ(rec["experts"].size(), 2u);
-    ++lines;
-  }
-  EXPECT_EQ(lines, 3 * 2 * 8 * 32) << "steps 0, 40, 80 x 2 layers x 8 x 32 tokens";
-  const auto html = mlsb(dir / "r.db", "report latest --format html -o " + quote(dir / "r.html"));
+  const TraceFile t = read_trace(trace);
+  EXPECT_EQ(t.header["format"], "mlsysbench-routing-trace");
+  EXPECT_EQ(t.header["experts"], 4);
+  for (const auto& rec : t.records) EXPECT_EQ(rec["experts"].size(), 2u);
+  EXPECT_EQ(t.records.size(), 3u * 2 * 8 * 32) << "steps 0, 40, 80 x 2 layers x 8 x 32 tokens";
+  const auto html = test::run_cli(dir / "r.db", "report latest --format html -o " + quote(dir / "r.html"));
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_THAT(test::read_file(dir / "r.html"), testing::HasSubstr("class=\"line\""));
 }
@@ -133,8 +143,8 @@ TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
   const auto db = dir / "r.db";
   const std::string lm = "run moe_train -p mode=lm -p hidden=16 -p ffn=16 -p experts=4 -p seq=16 -p batch=2 "
                          "-p steps=5 -p corpus_mb=0.1 ";
-  ASSERT_EQ(mlsb(db, lm + "-p trace_out=" + quote(dir / "t.jsonl")).exit_code, 0);
-  const auto again = mlsb(db, lm + "-p trace_out=" + quote(db));
+  ASSERT_EQ(test::run_cli(db, lm + "-p trace_out=" + quote(dir / "t.jsonl")).exit_code, 0);
+  const auto again = test::run_cli(db, lm + "-p trace_out=" + quote(db));
   EXPECT_EQ(again.exit_code, 1) << again.err;
   reports::Store store(db.string(), true);
   const auto runs = store.list_runs();
@@ -143,20 +153,39 @@ TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
   EXPECT_EQ(c.status, "failed");
   EXPECT_THAT(c.reason, testing::HasSubstr("is not a routing trace; refusing to overwrite it"));
   test::write_file(dir / "corpus.txt", std::string(4000, 'a'));
-  const auto corpus = mlsb(dir / "c.db", lm + "-p corpus=" + quote(dir / "corpus.txt") + " -p trace_out=" +
+  const auto corpus = test::run_cli(dir / "c.db", lm + "-p corpus=" + quote(dir / "corpus.txt") + " -p trace_out=" +
                                              quote(dir / "corpus.txt"));
   EXPECT_EQ(corpus.exit_code, 1);
   EXPECT_EQ(test::read_file(dir / "corpus.txt"), std::string(4000, 'a'));
   // An earlier trace is replaced, with a warning.
-  const auto replace = mlsb(db, lm + "-p trace_out=" + quote(dir / "t.jsonl"));
+  const auto replace = test::run_cli(db, lm + "-p trace_out=" + quote(dir / "t.jsonl"));
   EXPECT_EQ(replace.exit_code, 0);
   EXPECT_THAT(replace.err, testing::HasSubstr("replaced the earlier routing trace"));
+}
+
+TEST(MoeTrainCli, TraceEvalRecordsTheTrainedModelOnTheHeldOutBatches) {
+  test::TempDir dir;
+  const auto trace = dir / "t.jsonl";
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p hidden=16 -p ffn=16 -p experts=4 -p seq=16 "
+                                            "-p batch=2 -p steps=5 -p corpus_mb=0.1 -p trace_every=100 -p trace_eval=1 "
+                                            "-p trace_out=" + quote(trace));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::map<int, int> per_step;
+  std::set<std::tuple<int, int, int>> eval_keys;  // (seq, pos, layer) of the trained model's records
+  for (const auto& rec : read_trace(trace).records) {
+    ++per_step[rec["step"].get<int>()];
+    if (rec["step"] == 5) eval_keys.insert({rec["seq"].get<int>(), rec["pos"].get<int>(), rec["layer"].get<int>()});
+  }
+  EXPECT_EQ(per_step, (std::map<int, int>{{0, 2 * 2 * 16}, {5, 8 * 2 * 2 * 16}}))
+      << "step 0 (trace_every) and the 8 evaluation batches x 2 sequences x 16 bytes x 2 layers";
+  EXPECT_EQ(eval_keys.size(), 512u) << "every (seq, pos, layer) once: sequences numbered across the batches";
+  EXPECT_EQ(std::get<0>(*eval_keys.rbegin()), 15);
 }
 
 TEST(MoeTrainCli, AMissingCorpusIsSkippedWithTheReason) {
   test::TempDir dir;
   test::write_file(dir / "tiny.txt", "too short");
-  const auto r = mlsb(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + quote(dir / "tiny.txt"));
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + quote(dir / "tiny.txt"));
   reports::Store store((dir / "r.db").string(), true);
   const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
   EXPECT_EQ(c.status, "skipped");

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+constexpr auto quote = test::shell_quote;
 fs::path mpi_program(const std::string& name) { return fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / name; }
 
 // mpirun with the settings a root user on 2 cores needs, under a hard time limit.

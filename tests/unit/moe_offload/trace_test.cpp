@@ -240,19 +240,19 @@ TEST(Trace, ShippedLmTraceLoads) {
   EXPECT_EQ(t.layers, 4);
   EXPECT_EQ(t.experts, 16);
   EXPECT_EQ(t.topk, 2);
-  ASSERT_EQ(t.sequences(), 32);
-  for (int64_t s = 0; s <= 32; ++s) EXPECT_EQ(t.seq_start[s], 64 * s);
-  EXPECT_EQ(t.tokens(), 2048);
-  ASSERT_EQ(t.route.size(), 2048u * 4 * 2);
+  ASSERT_EQ(t.sequences(), 64);
+  for (int64_t s = 0; s <= 64; ++s) EXPECT_EQ(t.seq_start[s], 64 * s);
+  EXPECT_EQ(t.tokens(), 4096);
+  ASSERT_EQ(t.route.size(), 4096u * 4 * 2);
   ASSERT_EQ(t.weights.size(), t.route.size());
   EXPECT_EQ(t.source.at("file"), path);
-  // Its first record: step 100, seq 0, pos 0, layer 0.
-  EXPECT_EQ(experts_at(t, 0, 0), (std::vector<int32_t>{10, 14}));
-  EXPECT_FLOAT_EQ(t.weights[0], 0.504867f);
-  EXPECT_FLOAT_EQ(t.weights[1], 0.495133f);
-  // Its last: step 400, seq 7, pos 63, layer 3.
-  EXPECT_EQ(experts_at(t, 2047, 3), (std::vector<int32_t>{11, 14}));
-  EXPECT_FLOAT_EQ(t.weights_of(2047, 3)[0], 0.673512f);
+  // Its first record: step 400 (the trained model on held-out text), seq 0, pos 0, layer 0.
+  EXPECT_EQ(experts_at(t, 0, 0), (std::vector<int32_t>{5, 7}));
+  EXPECT_FLOAT_EQ(t.weights[0], 0.79652f);
+  EXPECT_FLOAT_EQ(t.weights[1], 0.20348f);
+  // Its last: seq 63, pos 63, layer 3.
+  EXPECT_EQ(experts_at(t, 4095, 3), (std::vector<int32_t>{0, 10}));
+  EXPECT_FLOAT_EQ(t.weights_of(4095, 3)[0], 0.539994f);
   for (int64_t tok = 0; tok < t.tokens(); ++tok)
     for (int64_t l = 0; l < t.layers; ++l) {
       const int32_t* e = t.experts_of(tok, l);
