@@ -527,9 +527,9 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   }
   bool interrupted = false, broken = false;
   for (size_t i = 0;; ++i) {
+    if (interrupt) break;  // a signalled rank makes no MPI call (see run_ranked_case); rank 0 stops anyway
     // Rank 0 alone knows whether the store still works: it says whether the next case starts.
     int32_t go = root && i < plan.cases.size() && !interrupted && !broken && !store_error ? 1 : 0;
-    if (interrupt) break;  // a signalled rank makes no MPI call (see run_ranked_case); rank 0 stops anyway
     try {
       control.set_timeout(120);
       control.broadcast(&go, 1, comm::ElemType::I32, 0);

@@ -44,7 +44,9 @@ std::string shell_quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 CommandResult run_cli(const std::string& args) { return run_shell(shell_quote(binary()) + " " + args); }
 
-CommandResult run_cli(const fs::path& db, const std::string& args) { return run_cli("--db " + shell_quote(db) + " " + args); }
+CommandResult run_cli(const fs::path& db, const std::string& args) {
+  return run_cli("--db " + shell_quote(db) + " " + args);
+}
 
 CommandResult run_shell(const std::string& command) {
   TempDir tmp;

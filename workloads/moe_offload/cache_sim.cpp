@@ -73,8 +73,6 @@ class Simulator {
     pin_use_.assign(slots, 0);
     where_.assign(L_ * E_, -1);
     heap_.resize(L_);
-    residents_.resize(L_);
-    resident_pos_.assign(slots, -1);
     next_free_.assign(spec.per_layer ? L_ : 1, 0);
     if (in.policy == Policy::Lfu || predictive()) count_.assign(L_ * E_, 0);
     if (in.policy == Policy::Belady) next_use_ = next_uses();
@@ -269,14 +267,7 @@ class Simulator {
 
   void evict(int32_t slot) {
     heap_erase(slot);
-    const int64_t l = layer_[slot];
-    auto& r = residents_[l];
-    const int64_t i = resident_pos_[slot];
-    r[i] = r.back();
-    resident_pos_[r[i]] = i;
-    r.pop_back();
-    resident_pos_[slot] = -1;
-    where_[l * E_ + expert_[slot]] = -1;
+    where_[static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]] = -1;
     protected_[slot] = 0;
     pinned_[slot] = 0;
   }
@@ -286,8 +277,6 @@ class Simulator {
     expert_[slot] = e;
     where_[l * E_ + e] = slot;
     used_since_fetch_[slot] = 0;
-    resident_pos_[slot] = residents_[l].size();
-    residents_[l].push_back(slot);
     switch (in_.policy) {
       case Policy::Lfu: pri_[slot] = static_cast<double>(count_[l * E_ + e]); break;
       case Policy::Static: pri_[slot] = in_.predictor->popularity()[l * E_ + e]; break;
@@ -336,7 +325,8 @@ class Simulator {
   void after_step(int64_t step, int64_t l) {
     const LookupStream& foreseen_at = in_.predicted->predicted;
     for (int64_t i = foreseen_at.step_start[step]; i < foreseen_at.step_start[step + 1]; ++i)
-      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0) pri_[slot] = foreseen(slot), requeue(slot);
+      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0)
+        pri_[slot] = foreseen(slot), requeue(slot);
     for (const int32_t slot : protected_now_)
       if (protected_[slot]) protected_[slot] = 0, pri_[slot] = foreseen(slot), requeue(slot);
     protected_now_.clear();
@@ -363,14 +353,14 @@ class Simulator {
   int64_t tick_ = 0, now_ = 0;
   CacheStats stats_;
   std::vector<int32_t> layer_, expert_, where_;
-  std::vector<int64_t> last_, pos_, resident_pos_, next_free_, count_, next_use_;
+  std::vector<int64_t> last_, pos_, next_free_, count_, next_use_;
   std::vector<double> pri_;
   std::vector<uint8_t> used_since_fetch_, protected_, pinned_;
   std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
   std::vector<int32_t> protected_now_;  // predictive: slots protected for the next layer
   std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
   std::vector<int64_t> key_next_;                // predictive: each key's first predicted step not passed
-  std::vector<std::vector<int32_t>> heap_, residents_;
+  std::vector<std::vector<int32_t>> heap_;
 };
 
 }  // namespace
