@@ -56,6 +56,7 @@ Prefetches make_prefetches(const RoutePredictor& p, const RoutingTrace& t, const
 namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr int64_t kScanCapacity = 32;  // per-layer caches up to this size scan for the victim
 
 class Simulator {
  public:
@@ -73,6 +74,7 @@ class Simulator {
     pin_use_.assign(slots, 0);
     where_.assign(L_ * E_, -1);
     heap_.resize(L_);
+    scan_ = spec.per_layer && spec.capacity <= kScanCapacity;
     next_free_.assign(spec.per_layer ? L_ : 1, 0);
     if (in.policy == Policy::Lfu || predictive()) count_.assign(L_ * E_, 0);
     if (in.policy == Policy::Belady) next_use_ = next_uses();
@@ -180,7 +182,9 @@ class Simulator {
     requeue(slot);
   }
 
-  // --- one indexed min-heap per layer over its unprotected residents, keyed (pri, last use) ---
+  // --- one indexed min-heap per layer over its unprotected residents, keyed (pri, last use); a small
+  // per-layer cache keeps none and scans its slots for the victim instead (the same minimum: last use
+  // is unique) ---
   bool less(int32_t a, int32_t b) const { return pri_[a] != pri_[b] ? pri_[a] < pri_[b] : last_[a] < last_[b]; }
   void sift_up(std::vector<int32_t>& h, int64_t i) {
     while (i > 0) {
@@ -205,12 +209,14 @@ class Simulator {
     }
   }
   void heap_push(int32_t slot) {
+    if (scan_) return;
     auto& h = heap_[layer_[slot]];
     pos_[slot] = h.size();
     h.push_back(slot);
     sift_up(h, pos_[slot]);
   }
   void heap_erase(int32_t slot) {
+    if (scan_) return;
     auto& h = heap_[layer_[slot]];
     const int64_t i = pos_[slot];
     pos_[slot] = -1;
@@ -225,7 +231,7 @@ class Simulator {
   }
   // Back into its layer's heap (or re-sifted there) unless pinned or protected.
   void requeue(int32_t slot) {
-    if (pinned_[slot] || protected_[slot]) return;
+    if (scan_ || pinned_[slot] || protected_[slot]) return;
     if (pos_[slot] < 0) heap_push(slot);
     else reheap(slot);
   }
@@ -238,6 +244,12 @@ class Simulator {
 
   // The victim: the lowest heap top of the candidate layers (all layers for the global scope).
   int32_t victim(int64_t l) const {
+    if (scan_) {
+      int32_t best = -1;
+      for (auto slot = static_cast<int32_t>(l * spec_.capacity); slot < (l + 1) * spec_.capacity; ++slot)
+        if (layer_[slot] >= 0 && !pinned_[slot] && !protected_[slot] && (best < 0 || less(slot, best))) best = slot;
+      return best;
+    }
     if (spec_.per_layer) return heap_[l].empty() ? -1 : heap_[l][0];
     int32_t best = -1;
     for (int64_t m = 0; m < L_; ++m)
@@ -351,6 +363,7 @@ class Simulator {
   CachePlan* plan_;
   const int64_t L_, E_;
   int64_t tick_ = 0, now_ = 0;
+  bool scan_ = false;  // victim by scanning the layer's slots, no heaps
   CacheStats stats_;
   std::vector<int32_t> layer_, expert_, where_;
   std::vector<int64_t> last_, pos_, next_free_, count_, next_use_;

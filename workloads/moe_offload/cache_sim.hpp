@@ -60,8 +60,8 @@ class RoutePredictor;
 ///   Static      counts frozen from the profiling prefix; the most popular are preloaded
 ///   Predictive  prefetch the next layer's experts whose predicted score >= the threshold; protect them
 ///               until that layer runs; evict the expert whose next use on the predicted routing paths of
-///               the window's tokens is farthest, else the least frequently used (transitions learned
-///               on the profiling prefix)
+///               the window's tokens is farthest, else the least frequently used (the predictor learns
+///               on the profiling prefix; route_predictor.hpp)
 ///   ExpertFlow  Predictive on a schedule regrouped by the token scheduler (token_scheduler.hpp)
 ///   Belady      offline MIN: evict the expert whose next use is farthest (never again first)
 enum class Policy { Lru, Lfu, Static, Predictive, ExpertFlow, Belady };

@@ -74,11 +74,11 @@ std::unique_ptr<OffloadCase> build_case(const State& state) {
                                 std::to_string(seqs) + " sequences to evaluate");
   const bool learns = c.policy == Policy::Static || c.policy == Policy::Predictive || c.policy == Policy::ExpertFlow;
   if (learns) {
-    const double table_gb = 4.0 * static_cast<double>(c.model.layers) * static_cast<double>(c.model.experts) *
+    const double table_gb = 8.0 * static_cast<double>(c.model.layers) * static_cast<double>(c.model.experts) *
                             static_cast<double>(c.model.experts) / 1e9;
     if (table_gb > 2)
-      throw std::invalid_argument("experts: the route predictor's transition table of " + std::to_string(c.model.experts) +
-                                  " x " + std::to_string(c.model.experts) + " per layer needs " +
+      throw std::invalid_argument("experts: the route predictor's transition tables of " + std::to_string(c.model.experts) +
+                                  " x " + std::to_string(c.model.experts) + " per layer need " +
                                   number(table_gb) + " GB; use lru, lfu or belady");
     const Schedule profile = make_schedule(c.trace, c.phase, batch, window, 0, c.profile_sequences);
     c.predictor = std::make_unique<RoutePredictor>(c.trace, profile);

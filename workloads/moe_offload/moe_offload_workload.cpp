@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "backends/cuda/device.hpp"
 #include "harness/axes.hpp"
@@ -81,6 +82,9 @@ class MoeOffloadWorkload final : public Workload {
         {"ready_rate", "ratio", Better::Higher, "lookups whose expert was resident or prefetched (no demand fetch)"},
         {"belady_hit_rate", "ratio", Better::Higher, "Belady's MIN on the same lookups and cache"},
         {"gap_to_belady_points", "points", Better::Lower, "100 * (belady_hit_rate - hit_rate)"},
+        {"oracle_paths_hit_rate", "ratio", Better::Higher, "predictive, expertflow: the same policy on the same "
+         "lookups foreseeing the window's true routes (no prefetch): a reference for what better path prediction "
+         "could add, not a bound"},
         {"prefetch_precision", "ratio", Better::Higher, "prefetches used before eviction / prefetches"},
         {"prefetch_recall", "ratio", Better::Higher, "lookups needing a transfer that a prefetch moved ahead"},
         {"lookups", "count", Better::Higher, "(batch, layer, expert) lookups replayed"},
@@ -158,6 +162,15 @@ class MoeOffloadWorkload final : public Workload {
     PolicyInputs belady;
     belady.policy = Policy::Belady;
     belady_ = simulate(c.lookups, c.cache, belady);
+    if (c.inputs.predicted) {
+      const PredictedUses truth = true_uses(c.lookups, c.schedule);
+      Prefetches none;
+      none.step_start.assign(c.lookups.step_start.size(), 0);
+      PolicyInputs oracle = c.inputs;
+      oracle.prefetches = &none;
+      oracle.predicted = &truth;
+      oracle_ = simulate(c.lookups, c.cache, oracle);
+    }
 
     const bool cuda = state.backend() == "cuda";
     if (cuda) {
@@ -223,6 +236,7 @@ class MoeOffloadWorkload final : public Workload {
     state.record("ready_rate", stats_.ready_rate());
     state.record("belady_hit_rate", belady_.hit_rate());
     state.record("gap_to_belady_points", 100.0 * (belady_.hit_rate() - stats_.hit_rate()));
+    if (oracle_) state.record("oracle_paths_hit_rate", oracle_->hit_rate());
     if (stats_.prefetches > 0) state.record("prefetch_precision", stats_.prefetch_precision());
     if (c.inputs.prefetches || stats_.prefetches > 0) state.record("prefetch_recall", stats_.prefetch_recall());
     state.record("lookups", static_cast<double>(stats_.lookups));
@@ -252,6 +266,10 @@ class MoeOffloadWorkload final : public Workload {
     if (stats_.hit_rate() > belady_.hit_rate() + 1e-12)
       state.fail("policy " + std::string(to_string(c.policy)) + " beat Belady's bound (" +
                  std::to_string(stats_.hit_rate()) + " > " + std::to_string(belady_.hit_rate()) +
+                 "): the simulator is wrong");
+    if (oracle_ && oracle_->hit_rate() > belady_.hit_rate() + 1e-12)
+      state.fail("policy " + std::string(to_string(c.policy)) + " with the true paths beat Belady's bound (" +
+                 std::to_string(oracle_->hit_rate()) + " > " + std::to_string(belady_.hit_rate()) +
                  "): the simulator is wrong");
     check_plan(state, c);
     const double expected_bytes = static_cast<double>(stats_.transfers()) * static_cast<double>(c.model.expert_bytes());
@@ -303,6 +321,7 @@ class MoeOffloadWorkload final : public Workload {
   std::unique_ptr<Executor> executor_;
   CachePlan plan_;
   CacheStats stats_, belady_;
+  std::optional<CacheStats> oracle_;  // predictive, expertflow: with the true paths
   ReplayResult last_;
   double pinned_gbps_ = 0, link_gbps_ = 0;
 };

@@ -5,6 +5,7 @@ namespace mlsb::moe_offload {
 
 Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p) {
   Schedule out = s;
+  const std::vector<std::vector<int32_t>> all_paths = p.paths(t, s);
   std::vector<uint32_t> mark(t.layers * t.experts, 0);
   uint32_t stamp = 0;
   std::vector<int32_t> previous;  // keys the previous batch needs (predicted)
@@ -12,9 +13,7 @@ Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePr
     const int64_t b0 = s.window_start[w], b1 = s.window_start[w + 1];
     const int64_t first = s.batch_start[b0], last = s.batch_start[b1];
     std::vector<int64_t> pool(s.tokens.begin() + first, s.tokens.begin() + last);
-    std::vector<std::vector<int32_t>> paths;
-    paths.reserve(pool.size());
-    for (const int64_t tok : pool) paths.push_back(p.path(t, tok));
+    const std::vector<int32_t>* paths = all_paths.data() + first;  // the pool's, in the same order
     std::vector<uint8_t> taken(pool.size(), 0);
     int64_t out_i = first;
     for (int64_t b = b0; b < b1; ++b) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -19,6 +20,7 @@ constexpr int64_t kMaxExperts = 65536, kMaxLayers = 4096;  // the workload's exp
 struct Record {
   std::vector<int32_t> experts;
   std::vector<float> weights;
+  int64_t token_id = -1;
   int64_t line = 0;
 };
 
@@ -68,6 +70,8 @@ class Loader {
       return fallback;
     }
     if (!it->is_number_integer()) fail(line, std::string("field '") + field + "' is not an integer");
+    if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(line, std::string("field '") + field + "' is " + std::to_string(it->get<uint64_t>()) + ", too large");
     const int64_t v = it->get<int64_t>();
     if (v < 0) fail(line, std::string("field '") + field + "' is negative");
     return v;
@@ -92,15 +96,23 @@ class Loader {
 
   void record(const json& j, int64_t line) {
     const int64_t layer = integer(j, "layer", line, true);
-    int64_t step = 0, seq = 0, pos = 0;
+    int64_t step = 0, seq = 0, pos = 0, token_id = -1;
     if (moe_train_) {
       step = integer(j, "step", line, true);
       seq = integer(j, "seq", line, true);
       pos = integer(j, "pos", line, true);
+      token_id = integer(j, "token", line, false, -1);
+      if (j.contains("token_id"))
+        fail(line, "field 'token_id' belongs to the plain format; moe_train's records give the vocabulary id as 'token'");
     } else {
       seq = integer(j, "seq", line, false);
       pos = integer(j, "token", line, true);
+      token_id = integer(j, "token_id", line, false, -1);
     }
+    const std::string id_field = moe_train_ ? "token" : "token_id";
+    if (token_id > std::numeric_limits<int32_t>::max())
+      fail(line, "field '" + id_field + "' (the vocabulary id) is " + std::to_string(token_id) + ", more than " +
+                     std::to_string(std::numeric_limits<int32_t>::max()));
     if (layer >= kMaxLayers)
       fail(line, "layer " + std::to_string(layer) + " exceeds " + std::to_string(kMaxLayers - 1) + " (at most " +
                      std::to_string(kMaxLayers) + " MoE layers)");
@@ -111,6 +123,7 @@ class Loader {
     if (!ex->is_array() || ex->empty()) fail(line, "field 'experts' is not a non-empty array");
     Record r;
     r.line = line;
+    r.token_id = token_id;
     for (const auto& e : *ex) {
       if (!e.is_number_integer() || e.get<int64_t>() < 0) fail(line, "field 'experts' holds a non-integer or negative id");
       const int64_t id = e.get<int64_t>();
@@ -136,6 +149,13 @@ class Loader {
       }
     }
     auto& layers = records_[{step, seq, pos}];
+    if (!layers.empty() && layers.begin()->second.token_id != token_id) {
+      const Record& other = layers.begin()->second;
+      const auto given = [](int64_t v) { return v < 0 ? std::string("none") : std::to_string(v); };
+      fail(line, "field '" + id_field + "' (the vocabulary id) is " + (token_id < 0 ? "missing" : std::to_string(token_id)) +
+                     ", but this token's record on line " + std::to_string(other.line) + " gives " +
+                     given(other.token_id) + " (a token has one id on all its layers)");
+    }
     if (!layers.emplace(layer, std::move(r)).second)
       fail(line, "a second record for layer " + std::to_string(layer) + " of the same token");
     max_layer_ = std::max(max_layer_, layer);
@@ -158,6 +178,7 @@ class Loader {
     for (const auto& [key, layers] : records_) {
       const std::pair<int64_t, int64_t> seq{std::get<0>(key), std::get<1>(key)};
       if (seq != current) t.seq_start.push_back(token), current = seq;
+      t.token_id.push_back(static_cast<int32_t>(layers.begin()->second.token_id));
       for (int64_t l = 0; l < t.layers; ++l) {
         const auto it = layers.find(l);
         if (it == layers.end()) {
@@ -195,6 +216,9 @@ void check_against_model(const RoutingTrace& t, int64_t layers, int64_t experts)
   if (t.topk > experts)
     throw std::invalid_argument("trace: top-k " + std::to_string(t.topk) + " exceeds the model's experts (" +
                                 std::to_string(experts) + ")");
+  if (!t.token_id.empty() && static_cast<int64_t>(t.token_id.size()) != t.tokens())
+    throw std::invalid_argument("trace: token_id has " + std::to_string(t.token_id.size()) + " entries for " +
+                                std::to_string(t.tokens()) + " tokens");
   const int64_t max_id = t.route.empty() ? -1 : *std::max_element(t.route.begin(), t.route.end());
   if (max_id >= experts)
     throw std::invalid_argument("trace: expert id " + std::to_string(max_id) +

@@ -5,12 +5,13 @@
 //  - the file `moe_train -p mode=lm -p trace_out=FILE` records: a header line
 //      {"format": "mlsysbench-routing-trace", "version": 1, "layers": L, "experts": E, "topk": k, ...}
 //    then {"step", "layer", "seq", "pos", "token", "experts": [...], "weights": [...]} per token and
-//    layer; a sequence is one (step, seq) pair, its tokens ordered by pos;
+//    layer; a sequence is one (step, seq) pair, its tokens ordered by pos, `token` (optional) the
+//    vocabulary id;
 //  - a plain file without a header: {"seq": s (optional, default 0), "token": t, "layer": l,
-//    "experts": [e0, ...], "weights": [w0, ...] (optional)} per token and layer, `token` being the
-//    position within its sequence.
+//    "experts": [e0, ...], "weights": [w0, ...] (optional), "token_id": v (optional)} per token and
+//    layer, `token` being the position within its sequence and `token_id` the vocabulary id.
 // Records may come in any order; every token needs a record for each layer 0..L-1, all with k
-// distinct experts.
+// distinct experts and the same vocabulary id.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ struct RoutingTrace {
   std::vector<int64_t> seq_start{0};
   std::vector<int32_t> route;   ///< expert ids [tokens][layers][topk]
   std::vector<float> weights;   ///< combine weights, same shape (1/k each where the file gave none)
+  /// [tokens] vocabulary id, -1 where the file gives none; or empty (synthetic traces): no ids at all.
+  std::vector<int32_t> token_id;
   /// Where it came from: {"file": path, ...} for a loaded trace, the generator's parameters for a
   /// synthetic one. Recorded with the run.
   nlohmann::json source = nlohmann::json::object();
@@ -37,18 +40,19 @@ struct RoutingTrace {
   int64_t sequences() const { return static_cast<int64_t>(seq_start.size()) - 1; }
   const int32_t* experts_of(int64_t token, int64_t layer) const { return &route[(token * layers + layer) * topk]; }
   const float* weights_of(int64_t token, int64_t layer) const { return &weights[(token * layers + layer) * topk]; }
+  int32_t vocab_id(int64_t token) const { return token_id.empty() ? -1 : token_id[token]; }
 };
 
 /// Loads a trace file (either format above). Throws std::runtime_error "trace FILE: ..." for a file
 /// that cannot be read or is empty, and "trace FILE line N: ..." naming the field for a malformed or
 /// truncated record (not JSON, a missing or non-integer field, k differing between records, a
-/// repeated expert, a negative id, an id >= the header's experts or >= 65536, a layer >= 4096, a token
-/// missing a layer).
+/// repeated expert, a negative id, an id >= the header's experts or >= 65536, a layer >= 4096, a
+/// vocabulary id >= 2^31 or differing between a token's layers, a token missing a layer).
 RoutingTrace load_trace(const std::string& path);
 
 /// Checks a trace against the model it is replayed on. Throws std::invalid_argument naming the field:
 /// "trace: expert id 9 (line 12) exceeds the model's experts (8)", "trace: 4 layers but the model has 2",
-/// "trace: top-k 4 exceeds the model's experts (2)".
+/// "trace: top-k 4 exceeds the model's experts (2)", "trace: token_id has 3 entries for 4 tokens".
 void check_against_model(const RoutingTrace& t, int64_t layers, int64_t experts);
 
 }  // namespace mlsb::moe_offload

@@ -60,6 +60,11 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
     if (policy == "predictive" || policy == "expertflow") {
       EXPECT_TRUE(has(c, "prefetch_precision")) << c.params_key;
       EXPECT_TRUE(has(c, "prefetch_recall")) << c.params_key;
+      ASSERT_TRUE(has(c, "oracle_paths_hit_rate")) << c.params_key;
+      EXPECT_LE(median(c, "oracle_paths_hit_rate"), median(c, "belady_hit_rate")) << c.params_key;
+      EXPECT_GT(median(c, "oracle_paths_hit_rate"), 0) << c.params_key;
+    } else {
+      EXPECT_FALSE(has(c, "oracle_paths_hit_rate")) << c.params_key << ": only the path-predicting policies have one";
     }
     if (policy == "belady") {
       EXPECT_EQ(median(c, "gap_to_belady_points"), 0);

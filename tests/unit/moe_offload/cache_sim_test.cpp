@@ -1122,6 +1122,19 @@ TEST(CacheSim, MatchesTheOracleOnRandomStreams) {
           }
       }
     }
+  // Per-layer caches above 32 experts keep their heaps (smaller ones scan their slots for the victim).
+  for (int rep = 0; rep < 4 && failures < 8; ++rep) {
+    const int64_t layers = 2, experts = 48;
+    const Learned k = learn(layers, experts, 300 + rep);
+    const LookupStream ls = random_stream(rng, layers, experts, 60);
+    const Prefetches pf = random_prefetches(rng, ls);
+    const PredictedUses pu = random_predicted(rng, ls);
+    for (int64_t cap : {int64_t{32}, int64_t{33}, int64_t{40}})
+      for (Policy p : kAllPolicies)
+        if (failures < 8 && !matches_oracle(ls, {layers, experts, cap, true}, inputs_for(p, &*k.predictor, &pf, &pu),
+                                            "random stream, large per-layer cache"))
+          ++failures;
+  }
 }
 
 // (a) On synthetic traces through make_schedule / make_lookups (and make_prefetches /
@@ -1264,6 +1277,14 @@ TEST(CacheSim, BeladyBoundsEveryPolicysHitRate) {
                              regroup ? &s.regrouped_predicted : &s.predicted),
                   "synthetic");
           }
+      // The workload's oracle_paths_hit_rate: Predictive foreseeing the true paths, no prefetch.
+      const PredictedUses truth = true_uses(s.lookups, s.replay);
+      Prefetches none;
+      none.step_start.assign(s.lookups.step_start.size(), 0);
+      for (bool per_layer : {true, false})
+        for (int64_t cap : {1, 2, 4})
+          check(s.lookups, {ts.layers, ts.experts, cap, per_layer}, Policy::Predictive,
+                inputs_for(Policy::Predictive, &*s.predictor, &none, &truth), "synthetic, true paths");
     }
   EXPECT_GT(compared, 10000);
 }

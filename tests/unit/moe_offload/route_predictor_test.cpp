@@ -24,14 +24,20 @@ namespace {
 /// The map of the deterministic trace: layer l's expert e -> layer l + 1's.
 int32_t next_of(int64_t l, int32_t e, int64_t E) { return static_cast<int32_t>((e * 5 + l + 1) % E); }
 
-/// `seqs` sequences of `len` tokens, top-1, layer 0 random, layer l + 1 = next_of(l, layer l).
-RoutingTrace deterministic_trace(int64_t layers = 3, int64_t E = 6, int64_t seqs = 4, int64_t len = 30) {
+/// A trace of `seqs` sequences of `len` tokens with no routes yet.
+RoutingTrace shaped_trace(int64_t layers, int64_t E, int64_t k, int64_t seqs, int64_t len) {
   RoutingTrace t;
   t.layers = layers;
   t.experts = E;
-  t.topk = 1;
+  t.topk = k;
   t.seq_start = {0};
   for (int64_t s = 0; s < seqs; ++s) t.seq_start.push_back(t.seq_start.back() + len);
+  return t;
+}
+
+/// `seqs` sequences of `len` tokens, top-1, layer 0 random, layer l + 1 = next_of(l, layer l).
+RoutingTrace deterministic_trace(int64_t layers = 3, int64_t E = 6, int64_t seqs = 4, int64_t len = 30) {
+  RoutingTrace t = shaped_trace(layers, E, 1, seqs, len);
   std::mt19937 rng(17);
   for (int64_t tok = 0; tok < t.tokens(); ++tok) {
     int32_t e = static_cast<int32_t>(rng() % E);
@@ -202,7 +208,7 @@ TEST(RoutePredictor, EmptyProfileIsUniform) {
   for (const float x : s) EXPECT_NEAR(x, 1.0 - std::pow(1.0 - 2.0 / 8, 3), 1e-5);
   // Paths: the layer-0 experts, then ties everywhere: experts 0 and 1.
   for (int64_t tok = 0; tok < t.tokens(); tok += 13) {
-    const std::vector<int32_t> path = p.path(t, tok);
+    const std::vector<int32_t> path = p.path(t, tok, false);
     ASSERT_EQ(path.size(), 6u);
     EXPECT_EQ(std::set<int32_t>(path.begin(), path.begin() + 2),
               std::set<int32_t>(t.experts_of(tok, 0), t.experts_of(tok, 0) + 2));
@@ -219,28 +225,37 @@ TEST(RoutePredictor, PathFollowsADeterministicTransition) {
   for (int64_t tok = 0; tok < t.tokens(); ++tok) {
     std::vector<int32_t> want;
     for (int64_t l = 0; l < 4; ++l) want.push_back(static_cast<int32_t>(l * 6 + t.experts_of(tok, l)[0]));
-    EXPECT_EQ(p.path(t, tok), want) << "token " << tok;
+    EXPECT_EQ(p.path(t, tok, false), want) << "token " << tok;
   }
 }
 
-// Layer-0 experts first, then per layer the k highest token_scores() chained from the predicted
-// experts of the layer before (ties to the lower id).
-TEST(RoutePredictor, PathChainsTheTopKPredictions) {
+// Layer-0 experts first, then per layer the k most likely under the chain alone (no vocabulary ids,
+// previous token unknown): the mean of the layer before's transition rows weighted by the predicted
+// experts' renormalised probabilities; ties to the lower id.
+TEST(RoutePredictor, PathChainsTheWeightedTransitions) {
   const RoutingTrace t = synthetic(1.0, 0.3, 0.7, 5, 10, 3, 10, 24, 3);
   const RoutePredictor p(t, make_schedule(t, Phase::Decode, 4, 1, 0, 6));
   const int64_t L = 5, E = 10, k = 3;
   for (int64_t tok = 0; tok < t.tokens(); tok += 11) {
-    const std::vector<int32_t> path = p.path(t, tok);
+    const std::vector<int32_t> path = p.path(t, tok, false);
     ASSERT_EQ(static_cast<int64_t>(path.size()), L * k);
     std::vector<int32_t> cur(t.experts_of(tok, 0), t.experts_of(tok, 0) + k);
+    std::vector<double> w(k, 1.0 / k);
     EXPECT_EQ(std::set<int32_t>(path.begin(), path.begin() + k), std::set<int32_t>(cur.begin(), cur.end()))
         << "the layer-0 experts";
     for (int64_t l = 1; l < L; ++l) {
-      const auto s = token_scores(p, E, l - 1, cur);
+      std::vector<double> chain(E, 0.0);
+      for (int64_t j = 0; j < k; ++j) {
+        const auto row = token_scores(p, E, l - 1, {cur[j]});
+        for (int64_t e = 0; e < E; ++e) chain[e] += w[j] * row[e];
+      }
       std::vector<int32_t> order(E);
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return s[a] > s[b]; });
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return chain[a] > chain[b]; });
       cur.assign(order.begin(), order.begin() + k);
+      double z = 0;
+      for (int64_t j = 0; j < k; ++j) z += w[j] = chain[cur[j]];
+      for (double& x : w) x /= z;
       std::set<int32_t> want;
       for (const int32_t e : cur) want.insert(static_cast<int32_t>(l * E + e));
       EXPECT_EQ(std::set<int32_t>(path.begin() + l * k, path.begin() + (l + 1) * k), want) << "token " << tok << " layer " << l;
@@ -248,11 +263,102 @@ TEST(RoutePredictor, PathChainsTheTopKPredictions) {
   }
 }
 
+/// A trace whose routes at every layer are a function of the token's vocabulary id (ids 0..V-1 drawn
+/// at random), top-2 of E: layer transitions and the previous token say little, the id says all.
+RoutingTrace routed_by_id(int64_t L, int64_t E, int64_t V, int64_t seqs, int64_t len) {
+  RoutingTrace t = shaped_trace(L, E, 2, seqs, len);
+  std::mt19937 rng(5);
+  for (int64_t tok = 0; tok < t.tokens(); ++tok) {
+    const int32_t v = static_cast<int32_t>(rng() % V);
+    t.token_id.push_back(v);
+    for (int64_t l = 0; l < L; ++l) {
+      const int32_t a = static_cast<int32_t>((v * 7 + l * 3) % E), b = static_cast<int32_t>((a + 1 + v % 3) % E);
+      t.route.push_back(a);
+      t.route.push_back(b);
+    }
+  }
+  t.weights.assign(t.route.size(), 0.5f);
+  return t;
+}
+
+TEST(RoutePredictor, PathOfATokenWhoseIdProfilingSawIsItsRoute) {
+  const RoutingTrace t = routed_by_id(4, 16, 20, 12, 40);
+  const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 6));
+  for (int64_t tok = 6 * 40; tok < t.tokens(); ++tok) {
+    std::set<int32_t> want;
+    for (int64_t l = 0; l < 4; ++l)
+      for (int64_t j = 0; j < 2; ++j) want.insert(static_cast<int32_t>(l * 16 + t.experts_of(tok, l)[j]));
+    for (const bool previous : {false, true}) {
+      const std::vector<int32_t> path = p.path(t, tok, previous);
+      EXPECT_EQ(std::set<int32_t>(path.begin(), path.end()), want) << "token " << tok << " id " << t.vocab_id(tok);
+    }
+  }
+  // An id profiling never saw falls back to the chain: the path a predictor profiled without ids gives.
+  RoutingTrace unseen = t;
+  for (int32_t& v : unseen.token_id) v += 1000;
+  RoutingTrace anonymous = t;
+  anonymous.token_id.clear();
+  const RoutePredictor r(anonymous, make_schedule(t, Phase::Decode, 1, 1, 0, 6));
+  int64_t differ = 0;
+  for (int64_t tok = 6 * 40; tok < t.tokens(); tok += 5) {
+    EXPECT_EQ(p.path(unseen, tok, false), r.path(anonymous, tok, false));
+    differ += p.path(t, tok, false) != r.path(anonymous, tok, false);
+  }
+  EXPECT_GT(differ, 0) << "the ids changed no path";
+}
+
+// Locality 0.9, no inter-layer correlation, uniform popularity: a token mostly repeats the previous
+// one's experts and the layer before says nothing, so once the previous token has run the path is
+// mostly the route, and without it layers >= 1 are guesses.
+TEST(RoutePredictor, PathFollowsThePreviousTokenOnceItHasRun) {
+  const RoutingTrace t = synthetic(0.0, 0.9, 0.0, 4, 16, 2, 400, 8, 9);
+  const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 200));
+  int64_t known_right = 0, unknown_right = 0, total = 0;
+  for (int64_t s = 200; s < 400; ++s)
+    for (int64_t tok = t.seq_start[s] + 1; tok < t.seq_start[s + 1]; ++tok) {
+      std::set<int32_t> want;
+      for (int64_t l = 1; l < 4; ++l)
+        for (int64_t j = 0; j < 2; ++j) want.insert(static_cast<int32_t>(l * 16 + t.experts_of(tok, l)[j]));
+      for (const int32_t key : p.path(t, tok, true)) known_right += want.count(key);
+      for (const int32_t key : p.path(t, tok, false)) unknown_right += want.count(key);
+      total += 6;
+    }
+  const double known = double(known_right) / total, unknown = double(unknown_right) / total;
+  EXPECT_GT(known, 0.8) << "layers >= 1 with the previous token: " << known;
+  EXPECT_LT(unknown, 0.3) << "layers >= 1 without it: " << unknown;
+}
+
+// paths(): a token's previous one is known when an earlier window processed it: in decode every
+// token but a sequence's first (a window is one position of a group of sequences); in prefill only a
+// window's first chunk's first token, whose previous token ends the window before.
+TEST(RoutePredictor, PathsKnowThePreviousTokenWhenAnEarlierWindowRanIt) {
+  const RoutingTrace t = synthetic(0.0, 1.0, 0.0, 3, 8, 2, 12, 12, 4);
+  const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 4));
+  for (const Phase phase : {Phase::Decode, Phase::Prefill}) {
+    const Schedule s = make_schedule(t, phase, phase == Phase::Decode ? 2 : 3, 2, 4, 12);
+    const std::vector<std::vector<int32_t>> paths = p.paths(t, s);
+    ASSERT_EQ(paths.size(), s.tokens.size());
+    int64_t known = 0, differ = 0;
+    for (size_t w = 0; w + 1 < s.window_start.size(); ++w)
+      for (int64_t i = s.batch_start[s.window_start[w]]; i < s.batch_start[s.window_start[w + 1]]; ++i) {
+        const int64_t tok = s.tokens[i];
+        const int64_t pos = tok % 12;
+        const bool want = phase == Phase::Decode ? pos > 0 : pos > 0 && i == s.batch_start[s.window_start[w]];
+        known += want;
+        EXPECT_EQ(paths[i], p.path(t, tok, want)) << (phase == Phase::Decode ? "decode" : "prefill") << " token " << tok;
+        // Locality 1: the previous token's route is the token's, so knowing it changes the path.
+        if (pos > 0) differ += p.path(t, tok, true) != p.path(t, tok, false);
+      }
+    EXPECT_GT(known, 0);
+    EXPECT_GT(differ, 0) << "knowing the previous token changes some path, so the flag above is tested";
+  }
+}
+
 TEST(RoutePredictor, PathOfASingleLayerTraceIsItsExperts) {
   const RoutingTrace t = synthetic(1.0, 0.5, 0.5, 1, 6, 2, 2, 8);
   const RoutePredictor p(t, make_schedule(t, Phase::Decode, 1, 1, 0, 2));
   for (int64_t tok = 0; tok < t.tokens(); ++tok) {
-    const std::vector<int32_t> path = p.path(t, tok);
+    const std::vector<int32_t> path = p.path(t, tok, false);
     EXPECT_EQ(std::set<int32_t>(path.begin(), path.end()), std::set<int32_t>(t.experts_of(tok, 0), t.experts_of(tok, 0) + 2));
     EXPECT_EQ(path.size(), 2u);
   }
@@ -266,6 +372,7 @@ TEST(RoutePredictor, PredictedUsesArePathsPerBatchAndLayerWithTheWindowsEnd) {
   for (const Phase phase : {Phase::Decode, Phase::Prefill}) {
     const Schedule s = make_schedule(t, phase, phase == Phase::Decode ? 2 : 4, phase == Phase::Decode ? 3 : 2, 4, 14);
     const PredictedUses u = make_predicted_uses(t, s, p);
+    const std::vector<std::vector<int32_t>> paths = p.paths(t, s);
     const int64_t L = 3, E = 8;
     EXPECT_EQ(u.predicted.layers, L);
     EXPECT_EQ(u.predicted.experts, E);
@@ -280,12 +387,27 @@ TEST(RoutePredictor, PredictedUsesArePathsPerBatchAndLayerWithTheWindowsEnd) {
           EXPECT_EQ(u.horizon[step], s.window_start[w + 1] * L) << "step " << step;
           std::set<int32_t> want;
           for (int64_t i = s.batch_start[b]; i < s.batch_start[b + 1]; ++i)
-            for (const int32_t key : p.path(t, s.tokens[i]))
+            for (const int32_t key : paths[i])
               if (key / E == l) want.insert(key % E);
           const std::vector<int32_t> got(u.predicted.expert.begin() + u.predicted.step_start[step],
                                          u.predicted.expert.begin() + u.predicted.step_start[step + 1]);
           EXPECT_EQ(got, std::vector<int32_t>(want.begin(), want.end())) << "step " << step;
         }
+  }
+}
+
+TEST(RoutePredictor, TrueUsesAreTheLookupsWithTheWindowsEnd) {
+  const RoutingTrace t = synthetic(1.0, 0.4, 0.6, 3, 8, 2, 14, 10, 5);
+  for (const Phase phase : {Phase::Decode, Phase::Prefill}) {
+    const Schedule s = make_schedule(t, phase, 2, 3, 4, 14);
+    const LookupStream ls = make_lookups(t, s);
+    const PredictedUses truth = true_uses(ls, s);
+    EXPECT_EQ(truth.predicted.step_start, ls.step_start);
+    EXPECT_EQ(truth.predicted.expert, ls.expert);
+    ASSERT_EQ(static_cast<int64_t>(truth.horizon.size()), s.batches() * 3);
+    for (size_t w = 0; w + 1 < s.window_start.size(); ++w)
+      for (int64_t step = s.window_start[w] * 3; step < s.window_start[w + 1] * 3; ++step)
+        EXPECT_EQ(truth.horizon[step], s.window_start[w + 1] * 3) << "step " << step;
   }
 }
 

@@ -122,7 +122,9 @@ TEST(Trace, HeaderFormatGroupsStepSeqIntoSequencesOrderedByPos) {
       for (int64_t l = 0; l < 2; ++l) {
         EXPECT_EQ(experts_at(t, token, l), route_of(s.step, s.seq, pos, l)) << "token " << token << " layer " << l;
         EXPECT_EQ(weights_at(t, token, l), weights_for(s.step, s.seq, pos, l)) << "token " << token << " layer " << l;
+        EXPECT_EQ(t.vocab_id(token), 97 + pos) << "token " << token << ": the record's vocabulary id";
       }
+  EXPECT_EQ(t.token_id.size(), 6u);
   EXPECT_EQ(t.source.at("file"), path);
 }
 
@@ -185,7 +187,27 @@ TEST(Trace, PlainFormatWithoutSeqIsOneSequenceOrderedByToken) {
   EXPECT_EQ(t.route, (std::vector<int32_t>{2, 3, 0, 1, 2, 3, 1, 0, 4, 0, 5, 2, 4, 0, 1, 3, 1, 0}));
   ASSERT_EQ(t.weights.size(), t.route.size());
   for (const float w : t.weights) EXPECT_FLOAT_EQ(w, 1.0f / 3.0f);
+  for (int64_t tok = 0; tok < 3; ++tok) EXPECT_EQ(t.vocab_id(tok), -1) << "no token_id given";
   EXPECT_EQ(t.source.at("file"), path);
+}
+
+TEST(Trace, PlainFormatTokenIdIsTheVocabularyId) {
+  test::TempDir dir;
+  const std::string text =
+      R"({"token": 1, "layer": 0, "experts": [1], "token_id": 2147483647})"
+      "\n"
+      R"({"token": 0, "layer": 1, "experts": [0], "token_id": 42})"
+      "\n"
+      R"({"token": 0, "layer": 0, "experts": [2], "token_id": 42})"
+      "\n"
+      R"({"token": 1, "layer": 1, "experts": [3], "token_id": 2147483647})"
+      "\n"
+      R"({"token": 2, "layer": 0, "experts": [1]})"
+      "\n"
+      R"({"token": 2, "layer": 1, "experts": [0]})"
+      "\n";
+  const RoutingTrace t = load_trace(write_trace(dir, "ids.jsonl", text));
+  EXPECT_EQ(t.token_id, (std::vector<int32_t>{42, 2147483647, -1}));
 }
 
 TEST(Trace, PlainFormatWithSeqGroupsBySequence) {
@@ -365,6 +387,24 @@ std::vector<BadFile> bad_files() {
                                            R"({"token": 1, "layer": 1, "experts": [2, 3]})" + "\n",
        3, {"layer 0"}},
       {"header format: a token missing a layer", kHeader4 + "\n" + kHdrRec + "\n", 2, {"layer 1"}},
+      {"vocabulary id differs between a token's layers (header format)",
+       kHeader4 + "\n" + kHdrRec + "\n" + R"({"step": 0, "layer": 1, "seq": 0, "pos": 0, "token": 9, "experts": [0, 1]})" + "\n",
+       3, {"field 'token'", "is 9", "line 2 gives 1"}},
+      {"token_id given on one layer only (plain)",
+       kGood0 + "\n" + R"({"token": 0, "layer": 1, "experts": [2, 3], "token_id": 5})" + "\n", 2,
+       {"field 'token_id'", "is 5", "line 1 gives none"}},
+      {"token_id missing on one layer (plain)",
+       R"({"token": 0, "layer": 1, "experts": [2, 3], "token_id": 5})" "\n" + kGood0 + "\n", 2,
+       {"field 'token_id'", "is missing", "line 1 gives 5"}},
+      {"token_id >= 2^31", R"({"token": 0, "layer": 0, "experts": [0, 1], "token_id": 2147483648})" "\n", 1,
+       {"field 'token_id'", "2147483648", "more than 2147483647"}},
+      {"token >= 2^31 (header format)", kHeader4 + "\n" + R"({"step": 0, "layer": 0, "seq": 0, "pos": 0, "token": 4294967296, "experts": [0, 1]})" + "\n",
+       2, {"field 'token'", "4294967296"}},
+      {"token_id >= 2^63", R"({"token": 0, "layer": 0, "experts": [0, 1], "token_id": 9223372036854775808})" "\n", 1,
+       {"field 'token_id'", "9223372036854775808", "too large"}},
+      {"token_id in the header format", kHeader4 + "\n" + R"({"step": 0, "layer": 0, "seq": 0, "pos": 0, "token": 1, "token_id": 1, "experts": [0, 1]})" + "\n",
+       2, {"field 'token_id'", "'token'"}},
+      {"negative token_id", R"({"token": 0, "layer": 0, "experts": [0, 1], "token_id": -3})" "\n", 1, {"negative", "token_id"}},
   };
 }
 
@@ -445,6 +485,16 @@ TEST(TraceCheckAgainstModel, Layers) {
 TEST(TraceCheckAgainstModel, TopK) {
   const RoutingTrace t = hand_trace(1, 4, {0, 1, 2, 3});
   EXPECT_THAT(model_error(t, 1, 2), HasSubstr("trace: top-k 4 exceeds the model's experts (2)"));
+}
+
+TEST(TraceCheckAgainstModel, TokenIdsMustCoverEveryTokenOrNone) {
+  RoutingTrace t = hand_trace(1, 2, {0, 1, 2, 3});  // 2 tokens
+  t.token_id = {7};
+  EXPECT_THAT(model_error(t, 1, 8), HasSubstr("trace: token_id has 1 entries for 2 tokens"));
+  t.token_id = {7, 8};
+  EXPECT_NO_THROW(check_against_model(t, 1, 8));
+  t.token_id.clear();
+  EXPECT_NO_THROW(check_against_model(t, 1, 8));
 }
 
 TEST(TraceCheckAgainstModel, ExpertIdWithTheLineOfALoadedFile) {
