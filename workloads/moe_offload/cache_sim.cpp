@@ -72,6 +72,7 @@ class Simulator {
     protected_.assign(slots, 0);
     pinned_.assign(slots, 0);
     pin_use_.assign(slots, 0);
+    served_at_.assign(slots, -1);
     where_.assign(L_ * E_, -1);
     heap_.resize(L_);
     scan_ = spec.per_layer && spec.capacity <= kScanCapacity;
@@ -82,14 +83,13 @@ class Simulator {
       // Predicted steps of every key, ascending (CSR).
       const LookupStream& p = in.predicted->predicted;
       key_start_.assign(L_ * E_ + 1, 0);
-      for (int64_t step = 0; step < p.steps(); ++step)
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) ++key_start_[(step % L_) * E_ + p.expert[i] + 1];
+      for (int64_t step = 0, base = 0; step < p.steps(); ++step, base = base + E_ == L_ * E_ ? 0 : base + E_)
+        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) ++key_start_[base + p.expert[i] + 1];
       std::partial_sum(key_start_.begin(), key_start_.end(), key_start_.begin());
       key_steps_.resize(p.lookups());
       std::vector<int64_t> fill(key_start_.begin(), key_start_.end() - 1);
-      for (int64_t step = 0; step < p.steps(); ++step)
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
-          key_steps_[fill[(step % L_) * E_ + p.expert[i]]++] = step;
+      for (int64_t step = 0, base = 0; step < p.steps(); ++step, base = base + E_ == L_ * E_ ? 0 : base + E_)
+        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) key_steps_[fill[base + p.expert[i]]++] = step;
       key_next_.assign(key_start_.begin(), key_start_.end() - 1);
     }
   }
@@ -104,6 +104,7 @@ class Simulator {
     for (int64_t step = 0; step < s_.steps(); ++step) {
       const int64_t l = step % L_;
       now_ = step;
+      if (predictive()) horizon_now_ = in_.predicted->horizon[step];
       if (step == 0 && in_.policy == Policy::Static) preload();
       if (predictive() && step > 0 && in_.predicted->horizon[step] != in_.predicted->horizon[step - 1])
         for (int32_t slot = 0; slot < static_cast<int32_t>(layer_.size()); ++slot)
@@ -119,7 +120,7 @@ class Simulator {
           continue;
         }
         const int32_t slot = take_slot(l, /*for_prefetch=*/false);
-        install(slot, l, e);
+        install(slot, l, e, /*served_now=*/true);
         used_since_fetch_[slot] = 1;
         ++stats_.misses;
         serve(l, e, slot, i, Access::Miss);
@@ -143,7 +144,7 @@ class Simulator {
     int64_t& at = key_next_[key];
     const int64_t end = key_start_[key + 1];
     while (at < end && key_steps_[at] <= now_) ++at;
-    if (at < end && key_steps_[at] < in_.predicted->horizon[now_]) return -static_cast<double>(key_steps_[at]);
+    if (at < end && key_steps_[at] < horizon_now_) return -static_cast<double>(key_steps_[at]);
     return -1e15 + static_cast<double>(count_[key]);
   }
 
@@ -174,7 +175,7 @@ class Simulator {
     last_[slot] = tick_++;
     switch (in_.policy) {
       case Policy::Predictive:
-      case Policy::ExpertFlow: ++count_[l * E_ + e], pri_[slot] = foreseen(slot); break;
+      case Policy::ExpertFlow: ++count_[l * E_ + e], pri_[slot] = foreseen(slot), served_at_[slot] = now_; break;
       case Policy::Lfu: pri_[slot] = static_cast<double>(++count_[l * E_ + e]); break;
       case Policy::Belady: pri_[slot] = next_use_[i] == kNever ? -1e300 : -static_cast<double>(next_use_[i]); break;
       default: break;
@@ -245,9 +246,19 @@ class Simulator {
   // The victim: the lowest heap top of the candidate layers (all layers for the global scope).
   int32_t victim(int64_t l) const {
     if (scan_) {
+      // The same order as less(), with the best key kept in registers.
+      const int32_t* layer = layer_.data();
+      const uint8_t *pinned = pinned_.data(), *prot = protected_.data();
+      const double* pri = pri_.data();
+      const int64_t* last = last_.data();
       int32_t best = -1;
-      for (auto slot = static_cast<int32_t>(l * spec_.capacity); slot < (l + 1) * spec_.capacity; ++slot)
-        if (layer_[slot] >= 0 && !pinned_[slot] && !protected_[slot] && (best < 0 || less(slot, best))) best = slot;
+      double best_pri = std::numeric_limits<double>::infinity();
+      int64_t best_last = std::numeric_limits<int64_t>::max();
+      for (auto slot = static_cast<int32_t>(l * spec_.capacity); slot < (l + 1) * spec_.capacity; ++slot) {
+        if ((layer[slot] < 0) | pinned[slot] | prot[slot]) continue;
+        if (pri[slot] < best_pri || (pri[slot] == best_pri && last[slot] < best_last))
+          best = slot, best_pri = pri[slot], best_last = last[slot];
+      }
       return best;
     }
     if (spec_.per_layer) return heap_[l].empty() ? -1 : heap_[l][0];
@@ -284,7 +295,9 @@ class Simulator {
     pinned_[slot] = 0;
   }
 
-  void install(int32_t slot, int64_t l, int32_t e) {
+  // Puts (l, e) into `slot`. A miss (`served_now`) is served right after, which sets the predictive
+  // priority, so it is not computed here.
+  void install(int32_t slot, int64_t l, int32_t e, bool served_now = false) {
     layer_[slot] = static_cast<int32_t>(l);
     expert_[slot] = e;
     where_[l * E_ + e] = slot;
@@ -294,7 +307,7 @@ class Simulator {
       case Policy::Static: pri_[slot] = in_.predictor->popularity()[l * E_ + e]; break;
       case Policy::Belady: pri_[slot] = -1e300; break;  // set when served
       case Policy::Predictive:
-      case Policy::ExpertFlow: pri_[slot] = foreseen(slot); break;
+      case Policy::ExpertFlow: pri_[slot] = served_now ? 0 : foreseen(slot); break;
       default: pri_[slot] = 0; break;
     }
     heap_push(slot);
@@ -332,15 +345,19 @@ class Simulator {
 
   // Predictive / ExpertFlow after serving step (b, l): recompute the priorities of layer l's residents,
   // end their protection, then prefetch and protect the predicted experts of layer l + 1. Only two kinds
-  // of resident can have a new priority here (a served one was recomputed when served): those foreseen
-  // at this very step, and those whose protection ends.
+  // of resident can have a new priority here: those foreseen at this very step, and those whose
+  // protection ends; one served at this step already has it (serving recomputed it).
   void after_step(int64_t step, int64_t l) {
     const LookupStream& foreseen_at = in_.predicted->predicted;
     for (int64_t i = foreseen_at.step_start[step]; i < foreseen_at.step_start[step + 1]; ++i)
-      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0)
+      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0 && served_at_[slot] != step)
         pri_[slot] = foreseen(slot), requeue(slot);
     for (const int32_t slot : protected_now_)
-      if (protected_[slot]) protected_[slot] = 0, pri_[slot] = foreseen(slot), requeue(slot);
+      if (protected_[slot]) {
+        protected_[slot] = 0;
+        if (served_at_[slot] != step) pri_[slot] = foreseen(slot);
+        requeue(slot);
+      }
     protected_now_.clear();
     if (l + 1 >= L_) return;
     const Prefetches& p = *in_.prefetches;
@@ -363,6 +380,7 @@ class Simulator {
   CachePlan* plan_;
   const int64_t L_, E_;
   int64_t tick_ = 0, now_ = 0;
+  int64_t horizon_now_ = 0;  // predictive: in_.predicted->horizon[now_]
   bool scan_ = false;  // victim by scanning the layer's slots, no heaps
   CacheStats stats_;
   std::vector<int32_t> layer_, expert_, where_;
@@ -370,6 +388,7 @@ class Simulator {
   std::vector<double> pri_;
   std::vector<uint8_t> used_since_fetch_, protected_, pinned_;
   std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
+  std::vector<int64_t> served_at_;  // predictive: the step that last served the slot
   std::vector<int32_t> protected_now_;  // predictive: slots protected for the next layer
   std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
   std::vector<int64_t> key_next_;                // predictive: each key's first predicted step not passed

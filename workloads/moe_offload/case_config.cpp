@@ -84,7 +84,9 @@ std::unique_ptr<OffloadCase> build_case(const State& state) {
     c.predictor = std::make_unique<RoutePredictor>(c.trace, profile);
   }
   c.schedule = make_schedule(c.trace, c.phase, batch, window, c.profile_sequences, seqs);
-  if (c.policy == Policy::ExpertFlow) c.schedule = schedule_tokens(c.trace, c.schedule, *c.predictor);
+  std::vector<std::vector<int32_t>> paths;  // predictive, expertflow: the schedule's predicted paths
+  if (c.policy == Policy::ExpertFlow) c.schedule = schedule_tokens(c.trace, c.schedule, *c.predictor, &paths);
+  else if (c.policy == Policy::Predictive) paths = c.predictor->paths(c.trace, c.schedule);
   c.lookups = make_lookups(c.trace, c.schedule);
 
   const bool per_layer = state.get_string("cache_scope") == "per_layer";
@@ -96,7 +98,7 @@ std::unique_ptr<OffloadCase> build_case(const State& state) {
     if (max == 0) max = c.model.topk * batch;
     c.prefetches = make_prefetches(*c.predictor, c.trace, c.schedule, state.get_float("prefetch_threshold"), max);
     c.inputs.prefetches = &c.prefetches;
-    c.predicted = make_predicted_uses(c.trace, c.schedule, *c.predictor);
+    c.predicted = make_predicted_uses(c.schedule, paths, c.model.layers, c.model.experts);
     c.inputs.predicted = &c.predicted;
   }
   return owned;

@@ -176,11 +176,15 @@ std::vector<std::vector<int32_t>> RoutePredictor::paths(const RoutingTrace& t, c
 }
 
 PredictedUses make_predicted_uses(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p) {
-  const int64_t L = t.layers, E = t.experts;
+  return make_predicted_uses(s, p.paths(t, s), t.layers, t.experts);
+}
+
+PredictedUses make_predicted_uses(const Schedule& s, const std::vector<std::vector<int32_t>>& paths, int64_t layers,
+                                  int64_t experts) {
+  const int64_t L = layers, E = experts;
   PredictedUses u;
   u.predicted.layers = L;
   u.predicted.experts = E;
-  const std::vector<std::vector<int32_t>> paths = p.paths(t, s);
   std::vector<uint32_t> mark(L * E, 0);
   uint32_t stamp = 0;
   for (size_t w = 0; w + 1 < s.window_start.size(); ++w) {
@@ -188,9 +192,11 @@ PredictedUses make_predicted_uses(const RoutingTrace& t, const Schedule& s, cons
       for (int64_t l = 0; l < L; ++l) {
         ++stamp;
         const size_t first = u.predicted.expert.size();
-        for (int64_t i = s.batch_start[b]; i < s.batch_start[b + 1]; ++i)
-          for (const int32_t key : paths[i])
-            if (key / E == l && mark[key] != stamp) mark[key] = stamp, u.predicted.expert.push_back(key % E);
+        for (int64_t i = s.batch_start[b]; i < s.batch_start[b + 1]; ++i) {
+          const size_t k = paths[i].size() / L;
+          for (size_t j = l * k; j < (l + 1) * k; ++j)
+            if (const int32_t key = paths[i][j]; mark[key] != stamp) mark[key] = stamp, u.predicted.expert.push_back(key % E);
+        }
         std::sort(u.predicted.expert.begin() + first, u.predicted.expert.end());
         u.predicted.step_start.push_back(u.predicted.expert.size());
       }

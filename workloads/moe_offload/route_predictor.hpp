@@ -78,6 +78,11 @@ struct PredictedUses {
 };
 PredictedUses make_predicted_uses(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p);
 
+/// The same from the paths of `s`'s tokens, in its order (RoutePredictor::paths, or what
+/// schedule_tokens returns), each L * k keys in layer order.
+PredictedUses make_predicted_uses(const Schedule& s, const std::vector<std::vector<int32_t>>& paths, int64_t layers,
+                                  int64_t experts);
+
 /// What a perfect path predictor would foresee: the schedule's own lookups (`lookups` =
 /// make_lookups(t, s)), with the same window horizons as make_predicted_uses.
 PredictedUses true_uses(const LookupStream& lookups, const Schedule& s);

@@ -3,9 +3,11 @@
 
 namespace mlsb::moe_offload {
 
-Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p) {
+Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p,
+                         std::vector<std::vector<int32_t>>* regrouped_paths) {
   Schedule out = s;
   const std::vector<std::vector<int32_t>> all_paths = p.paths(t, s);
+  if (regrouped_paths) regrouped_paths->assign(s.tokens.size(), {});
   std::vector<uint32_t> mark(t.layers * t.experts, 0);
   uint32_t stamp = 0;
   std::vector<int32_t> previous;  // keys the previous batch needs (predicted)
@@ -29,6 +31,7 @@ Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePr
           if (overlap > best_overlap) best = static_cast<int64_t>(i), best_overlap = overlap;
         }
         taken[best] = 1;
+        if (regrouped_paths) (*regrouped_paths)[out_i] = paths[best];
         out.tokens[out_i++] = pool[best];
         if (n == s.batch_start[b]) ++stamp;  // from the first token on, overlap with this batch itself
         for (const int32_t key : paths[best]) {

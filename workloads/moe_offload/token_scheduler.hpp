@@ -12,7 +12,9 @@
 
 namespace mlsb::moe_offload {
 
-/// The same tokens, batch sizes and windows as `s`, regrouped within each window.
-Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p);
+/// The same tokens, batch sizes and windows as `s`, regrouped within each window. When given,
+/// `regrouped_paths` receives the tokens' predicted paths (RoutePredictor::paths) in the returned order.
+Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p,
+                         std::vector<std::vector<int32_t>>* regrouped_paths = nullptr);
 
 }  // namespace mlsb::moe_offload

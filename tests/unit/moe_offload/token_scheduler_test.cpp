@@ -57,8 +57,10 @@ TEST(TokenScheduler, KeepsTokensBatchesAndWindows) {
       SCOPED_TRACE(testing::Message() << (sh.phase == Phase::Decode ? "decode" : "prefill") << " batch " << sh.batch
                                       << " window " << sh.window << (p == &learned ? " learned" : " uniform"));
       const Schedule s = make_schedule(t, sh.phase, sh.batch, sh.window, sh.begin, sh.end);
-      const Schedule r = schedule_tokens(t, s, *p);
+      std::vector<std::vector<int32_t>> paths;
+      const Schedule r = schedule_tokens(t, s, *p, &paths);
       expect_same_windows(r, s);
+      EXPECT_EQ(paths, p->paths(t, r)) << "the paths come back in the regrouped order";
       // Every token once.
       std::vector<int64_t> all = r.tokens;
       std::sort(all.begin(), all.end());
