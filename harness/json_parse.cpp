@@ -19,4 +19,12 @@ nlohmann::json parse_json_limited(std::string_view text, int max_depth) {
   return nlohmann::json::parse(text, depth_guard);
 }
 
+std::string json_syntax_error(const nlohmann::json::parse_error& e) {
+  std::string why = e.what();
+  if (const size_t at = why.find("parse error"); at != std::string::npos)
+    if (const size_t colon = why.find(": ", at); colon != std::string::npos) why.erase(0, colon + 2);
+  if (const size_t last = why.find("; last read:"); last != std::string::npos) why.resize(last);
+  return why;
+}
+
 }  // namespace mlsb

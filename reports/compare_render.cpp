@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "harness/json_parse.hpp"
 #include "reports/compare.hpp"
 #include "reports/detail/report_text.hpp"
 
@@ -123,7 +124,7 @@ std::string json(const Comparison& cmp) {
                      {"only_base", case_list(cmp.only_base)},
                      {"only_cand", case_list(cmp.only_cand)},
                      {"not_compared", case_list(cmp.not_compared)}};
-  return out.dump(2) + "\n";
+  return dump_json(out, 2) + "\n";
 }
 
 std::string md(const Comparison& cmp) {

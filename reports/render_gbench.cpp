@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 
+#include "harness/json_parse.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"
@@ -113,7 +114,7 @@ void add_case(ojson& benchmarks, const CaseRecord& c, const std::string& name, i
 // The scalar at `pointer` in the environment JSON (keys as harness/environment.cpp captures them), else null.
 ojson env_value(const nlohmann::json& env, const char* pointer) {
   const nlohmann::json::json_pointer ptr(pointer);
-  if (env.is_object() && env.contains(ptr) && env.at(ptr).is_primitive()) return ojson::parse(env.at(ptr).dump());
+  if (env.is_object() && env.contains(ptr) && env.at(ptr).is_primitive()) return ojson::parse(dump_json(env.at(ptr)));
   return nullptr;
 }
 
@@ -135,7 +136,7 @@ std::string render_gbench(const RunData& data) {
   int family = 0;
   for (size_t i = 0; i < data.cases.size(); ++i)
     if (data.cases[i].status == "ok") add_case(benchmarks, data.cases[i], names[i], family++);
-  return ojson{{"context", std::move(context)}, {"benchmarks", std::move(benchmarks)}}.dump(2) + "\n";
+  return dump_json(ojson{{"context", std::move(context)}, {"benchmarks", std::move(benchmarks)}}, 2) + "\n";
 }
 
 }  // namespace mlsb::reports::detail

@@ -1,6 +1,7 @@
 // The JSON report: schema "mlsysbench.report/1", documented in reports/REPORT_SCHEMA.md.
 #include <cmath>
 
+#include "harness/json_parse.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 
@@ -31,10 +32,10 @@ ojson case_json(const CaseRecord& c, const std::string& name) {
     samples[metric] = std::move(list);
   }
   ojson items = ojson::array();
-  for (const auto& [key, item] : c.items) items.push_back({{"key", key}, {"data", ojson::parse(item.dump())}});
+  for (const auto& [key, item] : c.items) items.push_back({{"key", key}, {"data", ojson::parse(dump_json(item))}});
   return {{"id", c.id},
           {"workload", c.workload},
-          {"params", ojson::parse(c.params.dump())},
+          {"params", ojson::parse(dump_json(c.params))},
           {"params_key", c.params_key},
           {"label", c.label},
           {"name", name},
@@ -72,9 +73,9 @@ std::string render_json(const RunData& data) {
         {"seed", r.seed},
         {"tags", r.tags},
         {"git", {{"sha", r.git_sha}, {"dirty", r.git_dirty}}}}},
-      {"env", ojson::parse(r.env.dump())},
+      {"env", ojson::parse(dump_json(r.env))},
       {"cases", std::move(cases)}};
-  return report.dump(2) + "\n";
+  return dump_json(report, 2) + "\n";
 }
 
 }  // namespace mlsb::reports::detail

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "harness/json_parse.hpp"
 #include "harness/text.hpp"
 #include "reports/case_names.hpp"
 
@@ -70,7 +71,7 @@ std::string format_run_detail(const RunData& d) {
     << "  tags:     " << join(r.tags, ",") << "\n"
     << "  git:      " << git_label(r) << "\n"
     << "  argv:     " << r.argv << "\n"
-    << "  env:      " << r.env.dump() << "\n"
+    << "  env:      " << dump_json(r.env) << "\n"
     << "cases (" << d.cases.size() << "):\n";
   const std::vector<std::string> names = case_display_names(d.cases);
   for (size_t i = 0; i < d.cases.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "harness/json_parse.hpp"
 #include "reports/detail/migrations.hpp"
 #include "reports/detail/sqlite.hpp"
 
@@ -176,8 +177,8 @@ int64_t Store::begin_run(RunRecord& run) {
          "env_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
          "cannot insert run");
   s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
-  s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, nlohmann::json(run.tags).dump());
-  s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, run.env.dump());
+  s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, dump_json(nlohmann::json(run.tags)));
+  s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, dump_json(run.env));
   s.run();
   run.id = sqlite3_last_insert_rowid(db_);
   return run.id;
@@ -187,7 +188,7 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
   if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
   Transaction tx(db_, /*immediate=*/true);
   auto& ic = stmts_->insert_case;
-  ic.bind(1, run_id).bind(2, c.workload).bind(3, c.params.dump()).bind(4, c.params_key).bind(5, c.label);
+  ic.bind(1, run_id).bind(2, c.workload).bind(3, dump_json(c.params)).bind(4, c.params_key).bind(5, c.label);
   ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, c.status).bind(10, c.reason);
   ic.bind(11, c.primary_metric).bind(12, c.started_at).bind(13, c.finished_at);
   ic.run();
@@ -204,7 +205,7 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
     iz.run();
   }
   auto& ii = stmts_->insert_item;
-  for (const auto& [key, item] : c.items) ii.bind(1, id).bind(2, key).bind(3, item.dump()).run();
+  for (const auto& [key, item] : c.items) ii.bind(1, id).bind(2, key).bind(3, dump_json(item)).run();
   tx.commit();
   c.id = id;
   return id;

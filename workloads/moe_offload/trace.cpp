@@ -43,9 +43,11 @@ class Loader {
       json j;
       try {
         j = parse_json_limited(text, 8);
-      } catch (const std::exception& e) {
-        fail(line, "not a JSON record (" + std::string(e.what()) + ")" +
+      } catch (const json::parse_error& e) {
+        fail(line, "not a JSON record (column " + std::to_string(e.byte) + ": " + json_syntax_error(e) + ")" +
                        (in.peek() == EOF ? "; the file may be truncated" : ""));
+      } catch (const std::exception& e) {
+        fail(line, "not a JSON record (" + std::string(e.what()) + ")");
       }
       if (!j.is_object()) fail(line, "not a JSON object");
       if (j.contains("format")) {

@@ -336,6 +336,8 @@ std::vector<BadFile> bad_files() {
       {"not JSON, the last line (cut)", kGood0 + "\n" + R"({"token": 1, "layer": 0, "exp)", 2, {"JSON"}, true},
       {"not JSON, the last line with its newline", kGood0 + "\n" + R"({"token": 1, "la)" + "\n", 2, {"JSON"}, true},
       {"not JSON at all", "hello\n" + kGood0 + "\n", 1, {"JSON"}},
+      {"not JSON, a byte that is not UTF-8", kGood0 + "\n" + "{\"token\": 1, \"layer\": 0, \"experts\": [1, \"\xff\"]}\n" + kGood0 + "\n", 2,
+       {"column 42: ", "ill-formed UTF-8 byte"}},
       {"missing token", kGood0 + "\n" + R"({"layer": 0, "experts": [1, 2]})" + "\n", 2, {"missing", "token"}},
       {"missing layer", R"({"token": 0, "experts": [1, 2]})" "\n", 1, {"missing", "layer"}},
       {"missing experts", kGood0 + "\n" + kGood1 + "\n" + R"({"token": 2, "layer": 0})" + "\n", 3, {"missing", "experts"}},
@@ -417,6 +419,8 @@ TEST(TraceErrors, EveryMalformedRecordNamesItsLineAndField) {
     const std::string msg = load_error(path);
     EXPECT_THAT(msg, StartsWith("trace " + path + " line " + std::to_string(f.line) + ": "));
     for (const auto& w : f.words) EXPECT_THAT(msg, HasSubstr(w));
+    EXPECT_THAT(msg, Not(HasSubstr("json.exception"))) << "nlohmann's own prefix (line 1 of its input) is dropped";
+    EXPECT_THAT(msg, Not(HasSubstr("\xff"))) << "raw input bytes are not echoed";
     if (f.truncated_hint) {
       EXPECT_THAT(msg, HasSubstr("truncated"));
     } else if (std::string(f.what).rfind("not JSON", 0) == 0) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "reports/render.hpp"
 #include "reports/store.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
@@ -72,6 +73,35 @@ TEST(StoreTest, RoundTripsARunWithCasesSamplesSummariesAndItems) {
     EXPECT_EQ(read.cases[i].id, written.cases[i].id);
     expect_same_case(read.cases[i], written.cases[i]);
   }
+}
+
+// A path or an input file can put any bytes into parameters, reasons and items: the store keeps the
+// case (invalid UTF-8 in JSON columns as U+FFFD) and every report renders, JSON included.
+TEST(StoreTest, KeepsCasesWithInvalidUtf8AndEveryReportRenders) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunData d = fixture_run();
+  const std::string bad = "bad\xff\xfe.jsonl";
+  d.run.argv = "mlsysbench run -p trace=" + bad;
+  d.run.tags = {bad};
+  d.run.env["cwd"] = bad;
+  d.cases.at(0).params["trace"] = bad;
+  d.cases.at(0).reason = "trace " + bad + " line 2: \xc3";
+  d.cases.at(0).items.emplace_back("trace", nlohmann::json{{"path", bad}});
+  ASSERT_NO_THROW(d = store_fixture(store, d));
+  store.finish_run(d.run.id, "ok");
+  const RunData read = store.load_run(d.run.id);
+  ASSERT_EQ(read.cases.size(), d.cases.size());
+  EXPECT_EQ(read.cases[0].params.at("trace"), "bad\ufffd\ufffd.jsonl");
+  EXPECT_EQ(read.cases[0].reason, d.cases[0].reason) << "TEXT columns keep the bytes";
+  EXPECT_EQ(read.run.tags, std::vector<std::string>{"bad\ufffd\ufffd.jsonl"});
+  for (const Format f : {Format::Json, Format::Html, Format::Md, Format::Gbench}) {
+    std::string out;
+    ASSERT_NO_THROW(out = render(read, f)) << static_cast<int>(f);
+    EXPECT_FALSE(out.empty());
+  }
+  const nlohmann::json report = nlohmann::json::parse(render(read, Format::Json));
+  EXPECT_EQ(report.at("cases").at(0).at("reason"), "trace bad\ufffd\ufffd.jsonl line 2: \ufffd");
 }
 
 TEST(StoreTest, KeepsFullPrecisionSeedsAndGeneratesAUuid) {
