@@ -10,17 +10,12 @@
 #include <thread>
 
 #include "harness/parallel.hpp"
+#include "workloads/moe_train/config.hpp"
 #include "harness/workload.hpp"
 #include "workloads/moe_offload/safetensors.hpp"
 
 namespace mlsb::moe_offload {
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -133,22 +128,18 @@ std::map<int64_t, LayerTensors> find_experts(const ModelShape& m, const std::map
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = moe_train::preset_names();
+    std::erase(n, "custom");
+    return n;
+  }();
   return names;
 }
 
 ModelShape model_preset(std::string_view name, int64_t scale) {
-  ModelShape m;
-  if (name == "mixtral-8x7b") m = {32, 8, 2, 4096, 14336};
-  else if (name == "qwen3-30b-a3b") m = {48, 128, 8, 2048, 768};
-  else if (name == "deepseek-v3") m = {58, 256, 8, 7168, 2048};
-  else
-    throw std::invalid_argument("preset: unknown '" + std::string(name) + "' (known: " + join(model_preset_names()) +
-                                ")");
-  if (scale < 1) throw std::invalid_argument("scale: must be >= 1");
-  m.hidden = std::max<int64_t>(1, m.hidden / scale);
-  m.ffn = std::max<int64_t>(1, m.ffn / scale);
-  return m;
+  if (name == "custom") throw std::invalid_argument("preset: 'custom' has no published shape");
+  const moe_train::MoeConfig c = moe_train::preset(name, scale);
+  return {moe_train::preset_moe_layers(name), c.experts, c.topk, c.hidden, c.ffn};
 }
 
 void ExpertStore::allocate_storage(float* (*allocate)(size_t), void (*release)(float*)) {

@@ -19,11 +19,12 @@ struct ModelShape {
   int64_t expert_bytes() const { return 3 * hidden * ffn * 4; }
 };
 
-/// The MoE layers of published models, h and f divided by `scale` (at least 1 each):
+/// The MoE layers of published models, h and f divided by `scale` (at least 1 each), from moe_train's
+/// presets (moe_train::preset, preset_moe_layers; routing rules aside):
 ///   mixtral-8x7b   L 32, E 8, k 2, h 4096, f 14336             (arXiv 2401.04088)
 ///   qwen3-30b-a3b  L 48, E 128, k 8, h 2048, f 768             (Qwen3 technical report)
 ///   deepseek-v3    L 58 (layers 3..60), E 256, k 8, h 7168, f 2048  (arXiv 2412.19437)
-/// Throws std::invalid_argument("preset: ...") for an unknown name or scale < 1.
+/// Throws std::invalid_argument("preset: ..." or "scale: ...") for an unknown name, "custom", or scale < 1.
 ModelShape model_preset(std::string_view name, int64_t scale);
 const std::vector<std::string>& model_preset_names();  ///< without "custom"
 

@@ -68,8 +68,10 @@ class MoeOffloadWorkload final : public Workload {
         string_axis("cache_scope", {"per_layer"}, "the budget is per layer, or shared by all layers",
                     {"per_layer", "global"}),
         float_axis("cache_fraction", {0.25}, "cache size as a fraction of the experts (of a layer, or of all)", 0, 1),
-        int_axis("cache_experts", {0}, "cache size in experts (overrides cache_fraction when > 0)", 0, 1LL << 40),
-        float_axis("cache_mb", {0.0}, "cache size in MB (overrides the others when > 0)", 0, 1e9),
+        int_axis("cache_experts", {0}, "cache size in experts, per layer or of all layers as cache_scope says "
+                 "(overrides cache_fraction when > 0)", 0, 1LL << 40),
+        float_axis("cache_mb", {0.0}, "cache size in MB (1e6 bytes), per layer or of all layers as cache_scope says "
+                   "(overrides the others when > 0)", 0, 1e9),
         float_axis("prefetch_threshold", {0.5}, "predictive: prefetch an expert whose predicted score >= this", 0, 1),
         int_axis("prefetch_max", {0}, "predictive: most prefetches per layer (0: topk * batch)", 0, 1 << 20),
         float_axis("link_gbps", {25.0}, "cpu: host-to-device link bandwidth the copies are timed by (GB/s)", 1e-6, 1e6),
@@ -132,9 +134,21 @@ class MoeOffloadWorkload final : public Workload {
     try {
       body();
     } catch (const std::bad_alloc&) {
-      state.fail("out of memory: the experts or the cache do not fit in this machine's memory (a larger scale for a "
-                 "preset, or a smaller cache)");
+      state.fail("out of memory: the trace, the experts or the cache do not fit in this machine's memory (fewer "
+                 "sequences or a shorter seq_len for a synthetic trace, a larger scale for a preset, or a smaller "
+                 "cache)");
     }
+  }
+
+  // A trace without a header takes its expert count from its largest id: one stray id makes a larger
+  // model (and a larger cache_fraction cache), so say when ids are missing.
+  static void warn_sparse_ids(State& state, const RoutingTrace& t) {
+    std::vector<uint8_t> seen(t.experts, 0);
+    for (const int32_t e : t.route) seen[e] = 1;
+    if (const auto used = std::count(seen.begin(), seen.end(), 1); used < t.experts)
+      state.warn("trace: only " + std::to_string(used) + " of its " + std::to_string(t.experts) +
+                 " experts are routed to; without a header the expert count is 1 + the largest id (line " +
+                 std::to_string(t.max_expert_line) + ")");
   }
 
   void do_setup(State& state) {
@@ -150,6 +164,8 @@ class MoeOffloadWorkload final : public Workload {
       state.warn("profile_fraction " + number(state.get_float("profile_fraction")) + " of the trace's " +
                  std::to_string(c.trace.sequences()) + " sequences leaves none to profile: policy " +
                  std::string(to_string(c.policy)) + " learned nothing");
+    if (state.get_string("preset") == "custom" && c.trace.source.contains("file") && !c.trace.source.contains("header"))
+      warn_sparse_ids(state, c.trace);
     state.add_item("model", {{"preset", state.get_string("preset")}, {"layers", c.model.layers},
                              {"experts", c.model.experts}, {"topk", c.model.topk}, {"hidden", c.model.hidden},
                              {"ffn", c.model.ffn}, {"expert_bytes", c.model.expert_bytes()}});

@@ -55,6 +55,15 @@ void validate(const MoeConfig& c, int ranks) {
   if (c.aux_coef < 0 || c.z_coef < 0 || c.bias_rate < 0) fail("aux_coef: coefficients must be >= 0");
 }
 
+namespace {
+
+std::invalid_argument unknown_preset(std::string_view name) {
+  return std::invalid_argument("preset: unknown '" + std::string(name) +
+                               "' (mixtral-8x7b, qwen3-30b-a3b, deepseek-v3, custom)");
+}
+
+}  // namespace
+
 const std::vector<std::string>& preset_names() {
   static const std::vector<std::string> names = {"custom", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"};
   return names;
@@ -71,13 +80,19 @@ MoeConfig preset(std::string_view name, int64_t scale) {
     c.hidden = 7168, c.ffn = 2048, c.experts = 256, c.topk = 8, c.shared_experts = 1, c.shared_ffn = 2048;
     c.router = RouterKind::Sigmoid, c.groups = 8, c.group_topk = 4, c.aux_coef = 1e-4;
   } else {
-    throw std::invalid_argument("preset: unknown '" + std::string(name) +
-                                "' (mixtral-8x7b, qwen3-30b-a3b, deepseek-v3, custom)");
+    throw unknown_preset(name);
   }
   c.hidden = std::max<int64_t>(1, c.hidden / scale);
   c.ffn = std::max<int64_t>(1, c.ffn / scale);
   if (c.shared_ffn) c.shared_ffn = std::max<int64_t>(1, c.shared_ffn / scale);
   return c;
+}
+
+int64_t preset_moe_layers(std::string_view name) {
+  if (name == "mixtral-8x7b") return 32;
+  if (name == "qwen3-30b-a3b") return 48;
+  if (name == "deepseek-v3") return 58;
+  throw unknown_preset(name);
 }
 
 int64_t expert_capacity(const MoeConfig& c, int64_t tokens) {

@@ -61,6 +61,10 @@ void validate(const MoeConfig& c, int ranks);
 MoeConfig preset(std::string_view name, int64_t scale);
 const std::vector<std::string>& preset_names();  ///< includes "custom" (the axes alone decide)
 
+/// How many MoE layers the published model of `preset` has: mixtral-8x7b 32, qwen3-30b-a3b 48,
+/// deepseek-v3 58 (layers 3..60; the first 3 are dense). Throws std::invalid_argument like preset().
+int64_t preset_moe_layers(std::string_view name);
+
 /// Tokens assigned to each expert can be at most this many (ceil(tokens*k/E*cf)); -1 for dropless.
 int64_t expert_capacity(const MoeConfig& c, int64_t tokens);
 

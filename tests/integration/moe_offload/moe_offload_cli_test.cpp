@@ -202,6 +202,18 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   run = only_run(dir / "c.db");
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("gap.jsonl line 3: the token of this record has no record for layer 1"));
 
+  // A plain trace's expert count is 1 + its largest id: a stray id is warned about, with its line.
+  std::string sparse;
+  for (int tok = 0; tok < 8; ++tok)
+    sparse += R"({"token": )" + std::to_string(tok) + R"(, "layer": 0, "experts": [)" + (tok == 6 ? "9" : "0") + ", 1]}\n";
+  write(dir / "sparse.jsonl", sparse);
+  r = test::run_cli(dir / "s.db", "run moe_offload -p trace=" + quote(dir / "sparse.jsonl") + " -p policy=lru --repetitions 1");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  run = only_run(dir / "s.db");
+  EXPECT_EQ(run.cases.at(0).status, "ok");
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("only 3 of its 10 experts are routed to"));
+  EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("largest id (line 7)"));
+
   // A budget smaller than one expert: 3 * 128 * 256 * 4 bytes = 0.39 MB.
   r = test::run_cli(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
   run = only_run(dir / "d.db");

@@ -107,8 +107,10 @@ TEST(ModelPreset, NamesAndErrors) {
   EXPECT_THAT(model_preset_names(), testing::ElementsAre("mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"));
   for (const auto& n : model_preset_names()) EXPECT_NO_THROW(model_preset(n, 2));
   EXPECT_EQ(error_of<std::invalid_argument>([] { model_preset("llama", 1); }),
-            "preset: unknown 'llama' (known: mixtral-8x7b, qwen3-30b-a3b, deepseek-v3)");
-  EXPECT_EQ(error_of<std::invalid_argument>([] { model_preset("mixtral-8x7b", 0); }), "scale: must be >= 1");
+            "preset: unknown 'llama' (mixtral-8x7b, qwen3-30b-a3b, deepseek-v3, custom)");
+  EXPECT_EQ(error_of<std::invalid_argument>([] { model_preset("custom", 1); }),
+            "preset: 'custom' has no published shape");
+  EXPECT_EQ(error_of<std::invalid_argument>([] { model_preset("mixtral-8x7b", 0); }), "scale: must be at least 1");
 }
 
 // ---- random weights ----
