@@ -83,13 +83,17 @@ class Simulator {
       // Predicted steps of every key, ascending (CSR).
       const LookupStream& p = in.predicted->predicted;
       key_start_.assign(L_ * E_ + 1, 0);
-      for (int64_t step = 0, base = 0; step < p.steps(); ++step, base = base + E_ == L_ * E_ ? 0 : base + E_)
+      for (int64_t step = 0; step < p.steps(); ++step) {
+        const int64_t base = step % L_ * E_;
         for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) ++key_start_[base + p.expert[i] + 1];
+      }
       std::partial_sum(key_start_.begin(), key_start_.end(), key_start_.begin());
       key_steps_.resize(p.lookups());
       std::vector<int64_t> fill(key_start_.begin(), key_start_.end() - 1);
-      for (int64_t step = 0, base = 0; step < p.steps(); ++step, base = base + E_ == L_ * E_ ? 0 : base + E_)
+      for (int64_t step = 0; step < p.steps(); ++step) {
+        const int64_t base = step % L_ * E_;
         for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) key_steps_[fill[base + p.expert[i]]++] = step;
+      }
       key_next_.assign(key_start_.begin(), key_start_.end() - 1);
     }
   }

@@ -6,7 +6,7 @@ namespace mlsb::moe_offload {
 Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePredictor& p,
                          std::vector<std::vector<int32_t>>* regrouped_paths) {
   Schedule out = s;
-  const std::vector<std::vector<int32_t>> all_paths = p.paths(t, s);
+  std::vector<std::vector<int32_t>> all_paths = p.paths(t, s);
   if (regrouped_paths) regrouped_paths->assign(s.tokens.size(), {});
   std::vector<uint32_t> mark(t.layers * t.experts, 0);
   uint32_t stamp = 0;
@@ -15,7 +15,7 @@ Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePr
     const int64_t b0 = s.window_start[w], b1 = s.window_start[w + 1];
     const int64_t first = s.batch_start[b0], last = s.batch_start[b1];
     std::vector<int64_t> pool(s.tokens.begin() + first, s.tokens.begin() + last);
-    const std::vector<int32_t>* paths = all_paths.data() + first;  // the pool's, in the same order
+    std::vector<int32_t>* paths = all_paths.data() + first;  // the pool's, in the same order
     std::vector<uint8_t> taken(pool.size(), 0);
     int64_t out_i = first;
     for (int64_t b = b0; b < b1; ++b) {
@@ -31,13 +31,14 @@ Schedule schedule_tokens(const RoutingTrace& t, const Schedule& s, const RoutePr
           if (overlap > best_overlap) best = static_cast<int64_t>(i), best_overlap = overlap;
         }
         taken[best] = 1;
-        if (regrouped_paths) (*regrouped_paths)[out_i] = paths[best];
-        out.tokens[out_i++] = pool[best];
+        const int64_t at = out_i++;
+        out.tokens[at] = pool[best];
         if (n == s.batch_start[b]) ++stamp;  // from the first token on, overlap with this batch itself
         for (const int32_t key : paths[best]) {
           if (mark[key] != stamp) batch_keys.push_back(key);
           mark[key] = stamp;
         }
+        if (regrouped_paths) (*regrouped_paths)[at] = std::move(paths[best]);  // a taken token is not read again
       }
       previous = std::move(batch_keys);
     }
