@@ -82,8 +82,9 @@ struct Prefetches {
   std::vector<int32_t> expert;
 };
 
-/// The prefetch lists of a schedule: experts of layer l+1 whose batch score (RoutePredictor) is at
-/// least `threshold`, at most `max_per_step` of them.
+/// The prefetch lists of a schedule: experts of layer l+1 whose batch score (RoutePredictor, a
+/// probability in [0, 1]) is at least `threshold`, at most `max_per_step` of them; a threshold above 1
+/// prefetches nothing.
 Prefetches make_prefetches(const RoutePredictor& p, const RoutingTrace& t, const Schedule& s, double threshold,
                            int64_t max_per_step);
 

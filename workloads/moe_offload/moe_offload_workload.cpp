@@ -72,7 +72,8 @@ class MoeOffloadWorkload final : public Workload {
                  "(overrides cache_fraction when > 0)", 0, 1LL << 40),
         float_axis("cache_mb", {0.0}, "cache size in MB (1e6 bytes), per layer or of all layers as cache_scope says "
                    "(overrides the others when > 0)", 0, 1e9),
-        float_axis("prefetch_threshold", {0.5}, "predictive: prefetch an expert whose predicted score >= this", 0, 1),
+        float_axis("prefetch_threshold", {0.5}, "predictive: prefetch an expert whose predicted score (a "
+                   "probability) >= this; above 1: no prefetching", 0, 2),
         int_axis("prefetch_max", {0}, "predictive: most prefetches per layer (0: topk * batch)", 0, 1 << 20),
         float_axis("link_gbps", {25.0}, "cpu: host-to-device link bandwidth the copies are timed by (GB/s)", 1e-6, 1e6),
         int_axis("threads", {1}, "cpu: OpenBLAS threads", 1, 1024),

@@ -949,6 +949,25 @@ TEST(CacheSim, StaticPreloadsTheMostPopularAsPrefetchesOfStepZero) {
   }
 }
 
+// Scores are probabilities: a threshold of 0 asks for every expert of the next layer (up to the cap),
+// one above 1 for none, and a predictive replay then prefetches nothing.
+TEST(CacheSim, PrefetchThresholdAboveOneAsksForNothing) {
+  SyntheticTraceSpec ts;
+  ts.layers = 3, ts.experts = 6, ts.topk = 2, ts.sequences = 6, ts.seq_len = 10, ts.seed = 5;
+  for (const int64_t batch : {1, 4}) {
+    const Synthetic s = make_synthetic(ts, Phase::Decode, batch, 2, 0.0);
+    const int64_t steps = s.lookups.steps(), batches = steps / ts.layers;
+    EXPECT_EQ(s.prefetches.expert.size(), static_cast<size_t>(batches * (ts.layers - 1) * ts.experts));
+    const Prefetches none = make_prefetches(*s.predictor, s.trace, s.replay, 1.0 + 1e-9, ts.experts);
+    EXPECT_TRUE(none.expert.empty());
+    ASSERT_EQ(none.step_start.size(), static_cast<size_t>(steps + 1));
+    const PolicyInputs in = inputs_for(Policy::Predictive, &*s.predictor, &none, &s.predicted);
+    const CacheStats st = simulate(s.lookups, {ts.layers, ts.experts, 2, true}, in);
+    EXPECT_EQ(st.prefetches, 0);
+    EXPECT_EQ(st.ready_rate(), st.hit_rate());
+  }
+}
+
 TEST(CacheSim, PredictiveProtectsPrefetchesUntilTheirLayerRuns) {
   // 2 layers, 3 experts, one slot per layer. After step (0,0) the list {1, 2} prefetches 1 into layer 1's
   // slot and protects it; 2 finds no candidate and is skipped. Step (0,1) needs 1: a prefetch hit.
