@@ -60,10 +60,6 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-fs::path shared_tasks() {
-  return test::shared_dir() / "mcptoolbench" / "data" / "file_system" / "filesystem_0723_single.json";
-}
-
 TEST(ToolbenchWorkload, DeclaresItsContract) {
   const WorkloadInfo info = make_workload("toolbench")->info();
   EXPECT_EQ(info.primary_metric, "pass_at_1");
@@ -106,33 +102,6 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
     EXPECT_FALSE(item["result_excerpt"].get<std::string>().empty()) << key;
     EXPECT_LE(item["result_excerpt"].get<std::string>().size(), 300u);
   }
-}
-
-TEST(ToolbenchWorkload, PublishedFilesystemTasksAllProduceItems) {
-  if (!fs::exists(shared_tasks())) GTEST_SKIP() << "no " << shared_tasks();
-  const CaseResult r = run_case({{"dataset", shared_tasks().string()}});
-  ASSERT_EQ(r.failure, "");
-  ASSERT_EQ(r.items.size(), 241u);
-  const double p1 = r.metric("pass_at_1");
-  EXPECT_GT(p1, 0.0);
-  EXPECT_LT(p1, 1.0);
-  EXPECT_EQ(r.metric("ast_accuracy"), 1.0);  // the oracle's calls are the labels
-  int failed = 0;
-  for (const auto& [key, item] : r.items) {
-    if (item["pass"].get<bool>()) continue;
-    ++failed;
-    const std::string reason = item["reason"].get<std::string>();
-    EXPECT_FALSE(reason.empty()) << key;
-    // Oracle failures are labels that disagree with the fixture, seen by the real server: an edit whose
-    // oldText the file lacks, or a write into a folder the fixture lacks.
-    EXPECT_EQ(reason.rfind("execution failed: ", 0), 0u) << key << ": " << reason;
-    const bool honest = reason.find("Could not find exact match") != std::string::npos ||
-                        reason.find("ENOENT") != std::string::npos;
-    EXPECT_TRUE(honest) << key << ": " << reason;
-  }
-  EXPECT_NEAR(p1, (241.0 - failed) / 241.0, 1e-12);
-  std::cout << "[ oracle  ] pass_at_1 " << p1 << " (" << failed << " of 241 fail), p50 "
-            << r.metric("call_latency_p50_ms") << " ms, " << r.metric("tasks_per_s") << " tasks/s\n";
 }
 
 // A server that cannot start is the environment's fault, not the agent's: every task fails with the
