@@ -131,13 +131,14 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto full = test::run_cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // All axes at their defaults: the case is named by its workload alone.
-  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/8] toolbench  ok"), HasSubstr("pass_at_1"),
+  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/9] toolbench  ok"), HasSubstr("[2/9] toolbench/agent=heuristic  ok"),
+                              HasSubstr("pass_at_1"),
                               HasSubstr("compress/codec=int8-block,elements=1048576  ok"),
                               HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,"),
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
-    const auto r = test::run_cli(db + "run smoke --filter '^toolbench' --tag " + tag);
+    const auto r = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' --tag " + tag);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench  ok"));
   }
@@ -152,7 +153,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto aa = test::run_cli(db + "compare base cand --fail-on-regression");
   EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
   EXPECT_THAT(aa.out, AllOf(HasSubstr("pass_at_1"), HasSubstr("same")));
-  const auto disjoint = test::run_cli(db + "run smoke --filter '^toolbench' --tag other -p limit=2");
+  const auto disjoint = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' --tag other -p limit=2");
   ASSERT_EQ(disjoint.exit_code, 0) << disjoint.err;
   const auto nothing = test::run_cli(db + "compare base other --fail-on-regression");
   EXPECT_EQ(nothing.exit_code, 1);

@@ -104,6 +104,35 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
   }
 }
 
+// The heuristic agent (BM25 tool choice, arguments read off the query) is the floor: it solves the
+// single-call tasks whose query names the file and the numbers, and fails the rest with a reason.
+TEST(ToolbenchWorkload, HeuristicAgentIsAFloorBelowTheOracle) {
+  const CaseResult r = run_case({{"agent", std::string("heuristic")}});
+  ASSERT_EQ(r.failure, "");
+  const double p1 = r.metric("pass_at_1");
+  EXPECT_GT(p1, 0.1);
+  EXPECT_LT(p1, 0.6);
+  EXPECT_LE(r.metric("ast_accuracy"), r.metric("exec_pass_rate") + 1e-12);
+  std::map<std::string, json> by_query;
+  int failed = 0;
+  for (const auto& [key, item] : r.items) {
+    by_query[item["query"].get<std::string>()] = item;
+    if (item["pass"].get<bool>()) continue;
+    ++failed;
+    EXPECT_FALSE(item["reason"].get<std::string>().empty()) << key;
+  }
+  EXPECT_NEAR(p1, 1.0 - failed / static_cast<double>(r.items.size()), 1e-12);
+  const json& head = by_query.at("Print only the first 5 lines of docs/guide.md.");
+  EXPECT_TRUE(head["pass"].get<bool>()) << head["reason"];
+  EXPECT_EQ(head["calls"][0]["arguments"], json::parse(R"({"path": "./docs/guide.md", "head": 5})"));
+  const json& move = by_query.at("Move data/readings.csv into the archive folder as archive/readings_2024.csv.");
+  EXPECT_TRUE(move["pass"].get<bool>()) << move["reason"];
+  // Two calls needed, one made: a miss with the reason.
+  const json& two = by_query.at("Make a reports folder and write reports/summary.md with the text \"Max gust: 11.4 m/s\".");
+  EXPECT_FALSE(two["pass"].get<bool>());
+  EXPECT_EQ(two["calls"].size(), 1u);
+}
+
 // A server that cannot start is the environment's fault, not the agent's: every task fails with the
 // reason and the case fails naming the server and the cause; the items are kept.
 TEST(ToolbenchWorkload, DeadServersFailTheCaseNamingServerAndCause) {
