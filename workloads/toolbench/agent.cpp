@@ -1,14 +1,29 @@
 #include "workloads/toolbench/agent.hpp"
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "workloads/toolbench/agents/heuristic_agent.hpp"
 #include "workloads/toolbench/oracle_agent.hpp"
+#include "workloads/toolbench/tool_retrieval.hpp"
 
 namespace mlsb::toolbench {
 
-TaskPrompt prompt_of(const Task& task) {
-  return {task.uuid, task.category, task.query, task.tools, task.server_tools};
+TaskPrompt prompt_of(const Task& task, int64_t max_tools) {
+  TaskPrompt p{task.uuid, task.category, task.query, task.tools, task.server_tools};
+  if (max_tools <= 0 || static_cast<int64_t>(task.tools.size()) <= max_tools) return p;
+  const std::vector<RankedTool> ranked = rank_tools(task.query, task.tools);
+  p.tools.clear();
+  std::set<std::string> offered;
+  for (int64_t i = 0; i < max_tools; ++i) {
+    p.tools.push_back(task.tools[ranked[i].index]);
+    offered.insert(p.tools.back().name);
+  }
+  for (auto& [server, names] : p.server_tools)
+    names.erase(std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return !offered.count(n); }),
+                names.end());
+  return p;
 }
 
 std::vector<std::string> agent_names() { return {"oracle", "heuristic"}; }

@@ -63,8 +63,10 @@ class Agent {
   virtual void observe(const ToolCall& call, const ToolOutcome& outcome) = 0;
 };
 
-/// The prompt of `task` (everything but its labels).
-TaskPrompt prompt_of(const Task& task);
+/// The prompt of `task` (everything but its labels). With `max_tools` > 0 and more tools than that,
+/// only the `max_tools` that rank first by BM25 against the query (rank_tools, tool_retrieval.hpp) are
+/// offered, in rank order, and `server_tools` lists only those.
+TaskPrompt prompt_of(const Task& task, int64_t max_tools = 0);
 
 /// Names accepted by make_agent.
 std::vector<std::string> agent_names();

@@ -61,4 +61,17 @@ std::vector<RankedTool> rank_tools(std::string_view query, const std::vector<Too
   return ranked;
 }
 
+double label_recall(const Task& task, const std::vector<ToolSpec>& offered) {
+  if (task.labels.empty()) return 1;
+  std::set<std::string> names;
+  for (const auto& t : offered) names.insert(t.name);
+  int found = 0;
+  for (const auto& l : task.labels) {
+    bool in = names.count(l.name) > 0;
+    for (const auto& s : l.similar_tools) in = in || names.count(s) > 0;
+    found += in;
+  }
+  return found / static_cast<double>(task.labels.size());
+}
+
 }  // namespace mlsb::toolbench

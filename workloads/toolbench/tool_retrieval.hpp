@@ -25,4 +25,8 @@ struct RankedTool {
 /// idf = ln(1 + (N - n + 0.5) / (n + 0.5)); k1 = 1.2, b = 0.75. Highest first; ties keep list order.
 std::vector<RankedTool> rank_tools(std::string_view query, const std::vector<ToolSpec>& tools, int name_weight = 3);
 
+/// Retrieval recall of one task: the share of its labelled calls whose tool, or one of its
+/// `similar_tools`, is among `offered`; 1 for a task without labels.
+double label_recall(const Task& task, const std::vector<ToolSpec>& offered);
+
 }  // namespace mlsb::toolbench

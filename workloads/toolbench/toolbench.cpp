@@ -12,6 +12,7 @@
 #include "harness/suite.hpp"
 #include "harness/workload.hpp"
 #include "workloads/toolbench/agent.hpp"
+#include "workloads/toolbench/tool_retrieval.hpp"
 #include "workloads/toolbench/item.hpp"
 #include "harness/json_file.hpp"
 #include "workloads/toolbench/scorer.hpp"
@@ -77,6 +78,8 @@ class ToolbenchWorkload final : public Workload {
         int_axis("call_timeout_ms", {30000}, "timeout of each MCP request (ms)", 1, 3'600'000),
         int_axis("max_steps", {8}, "tool calls an agent may make per task trial", 1, 1000),
         int_axis("limit", {0}, "only the first N records of the task file (0 = all)", 0, 10'000'000),
+        int_axis("max_tools", {0}, "offer each task only the N tools that rank first by BM25 against its query "
+                 "(0 = all)", 0, 1'000'000),
     };
     w.metrics = {
         {"pass_at_1", "ratio", Better::Higher, "mean over tasks of the unbiased pass@1 (Chen et al. 2021)"},
@@ -86,6 +89,8 @@ class ToolbenchWorkload final : public Workload {
         {"call_latency_p50_ms", "ms", Better::Lower, "median tools/call round trip"},
         {"call_latency_p95_ms", "ms", Better::Lower, "95th percentile tools/call round trip"},
         {"tasks_per_s", "tasks/s", Better::Higher, "task trials per second, fixture copies and server starts included"},
+        {"retrieval_recall", "ratio", Better::Higher, "max_tools > 0: mean over tasks of the share of labelled "
+         "calls whose tool (or a similar one) is among the N offered"},
     };
     w.primary_metric = "pass_at_1";
     w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .timeout_s = 3600};
@@ -108,6 +113,7 @@ class ToolbenchWorkload final : public Workload {
       if (!setup_.memory_seed.empty()) require_regular_file(setup_.memory_seed, "memory seed");
       setup_.call_timeout = std::chrono::milliseconds(state.get_int("call_timeout_ms"));
       setup_.max_steps = static_cast<int>(state.get_int("max_steps"));
+      setup_.max_tools = state.get_int("max_tools");
       agent_ = make_agent(state.get_string("agent"), data_.tasks);
     } catch (const std::exception& e) {
       state.fail(e.what());
@@ -131,7 +137,8 @@ class ToolbenchWorkload final : public Workload {
     std::set<std::string> good;
     for (const auto& t : data_.tasks) good.insert(t.uuid);
     std::vector<double> latencies;
-    double ast = 0, exec = 0, p1 = 0, pk = 0;
+    double ast = 0, exec = 0, p1 = 0, pk = 0, recall = 0;
+    int64_t recalled = 0;  // tasks whose recall counts (loaded ones)
     items_ = 0;
     unexplained_.clear();
     server_tallies_.clear();
@@ -165,6 +172,7 @@ class ToolbenchWorkload final : public Workload {
         fs::remove_all(dir, ec);
         state.progress(++done, total);
       }
+      if (u.task) recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools), ++recalled;
       p1 += pass_at_k(trials_, passes, 1);
       pk += pass_at_k(trials_, passes, trials_);
     }
@@ -175,6 +183,7 @@ class ToolbenchWorkload final : public Workload {
     state.record("ast_accuracy", ast / runs);
     state.record("exec_pass_rate", exec / runs);
     state.record("tasks_per_s", runs / std::max(seconds, 1e-9));
+    if (setup_.max_tools > 0 && recalled > 0) state.record("retrieval_recall", recall / static_cast<double>(recalled));
     if (!latencies.empty()) {  // no call reached a server: no latency to report
       state.record("call_latency_p50_ms", percentile(latencies, 0.50));
       state.record("call_latency_p95_ms", percentile(latencies, 0.95));

@@ -137,7 +137,7 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
                        {"source_dir", source_dir.string()},
                        {"npm_bin", mcp::bundled_bin_dir().string()}},
                   logs, run);
-  const TaskPrompt prompt = prompt_of(task);
+  const TaskPrompt prompt = prompt_of(task, setup.max_tools);
   try {
     agent.begin(prompt, trial);
     for (int step = 0;; ++step) {

@@ -22,6 +22,7 @@ struct TrialSetup {
   std::filesystem::path memory_seed;  ///< copied to ${memory_file} before servers start; empty = none
   std::chrono::milliseconds call_timeout{30000};  ///< per MCP request (initialize and each tools/call)
   int max_steps = 8;                               ///< tool calls an agent may make per trial
+  int64_t max_tools = 0;                           ///< tools offered per task (prompt_of); 0 = all
 };
 
 /// What happened in one trial. `error` is a failure outside any single call (fixture copy, agent

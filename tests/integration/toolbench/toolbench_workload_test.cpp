@@ -92,6 +92,7 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
   EXPECT_GT(r.metric("call_latency_p50_ms"), 0.0);
   EXPECT_GE(r.metric("call_latency_p95_ms"), r.metric("call_latency_p50_ms"));
   EXPECT_GT(r.metric("tasks_per_s"), 0.0);
+  EXPECT_EQ(r.samples.count("retrieval_recall"), 0u);  // every tool offered: no retrieval
   ASSERT_GE(r.items.size(), 30u);
   for (const auto& [key, item] : r.items) {
     EXPECT_TRUE(item["pass"].get<bool>()) << key << ": " << item["reason"];
@@ -131,6 +132,24 @@ TEST(ToolbenchWorkload, HeuristicAgentIsAFloorBelowTheOracle) {
   const json& two = by_query.at("Make a reports folder and write reports/summary.md with the text \"Max gust: 11.4 m/s\".");
   EXPECT_FALSE(two["pass"].get<bool>());
   EXPECT_EQ(two["calls"].size(), 1u);
+}
+
+// max_tools offers the N tools BM25 ranks first: recall falls with N and reaches 1 once every tool is
+// offered; the oracle replays its labels whatever it is offered.
+TEST(ToolbenchWorkload, MaxToolsReportsRetrievalRecall) {
+  const CaseResult two = run_case({{"agent", std::string("heuristic")}, {"max_tools", int64_t{2}}, {"limit", int64_t{12}}});
+  ASSERT_EQ(two.failure, "");
+  const CaseResult six = run_case({{"agent", std::string("heuristic")}, {"max_tools", int64_t{6}}, {"limit", int64_t{12}}});
+  const double r2 = two.metric("retrieval_recall"), r6 = six.metric("retrieval_recall");
+  EXPECT_GT(r2, 0.3);
+  EXPECT_LT(r2, r6);
+  EXPECT_LT(r6, 1.0);
+  // The first 12 tasks are filesystem ones: all 14 of the server's tools offered is recall 1.
+  EXPECT_EQ(run_case({{"agent", std::string("oracle")}, {"max_tools", int64_t{14}}, {"limit", int64_t{12}}})
+                .metric("retrieval_recall"), 1.0);
+  const CaseResult oracle = run_case({{"max_tools", int64_t{2}}, {"limit", int64_t{12}}});
+  EXPECT_EQ(oracle.metric("pass_at_1"), 1.0);
+  EXPECT_EQ(oracle.metric("retrieval_recall"), r2);
 }
 
 // A server that cannot start is the environment's fault, not the agent's: every task fails with the

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "workloads/toolbench/agent.hpp"
 #include "workloads/toolbench/agents/heuristic_agent.hpp"
 #include "workloads/toolbench/tool_retrieval.hpp"
 
@@ -69,6 +70,30 @@ TEST(ToolRetrieval, NameWordsWeighMoreThanDescriptionWords) {
       tool("directory_tree", "Recursive listing of files and folders as a JSON structure with names, types and children.")};
   EXPECT_EQ(rank_tools("tree", tools, 1).front().index, 0u);
   EXPECT_EQ(rank_tools("tree", tools).front().index, 1u);
+}
+
+TEST(ToolRetrieval, MaxToolsOffersTheTopRankedAndRecallCountsSimilarTools) {
+  Task task;
+  task.uuid = "u";
+  task.query = "Move notes.txt to old/notes.txt and list the directory";
+  task.tools = filesystem_tools();
+  task.server_tools = {{"filesystem", {"read_text_file", "write_file", "move_file", "list_directory", "read_multiple_files"}}};
+  Label move;
+  move.name = "move_file";
+  Label read;
+  read.name = "read_file";
+  read.similar_tools = {"read_text_file"};
+  task.labels = {move, read};
+  const TaskPrompt two = prompt_of(task, 2);
+  ASSERT_EQ(two.tools.size(), 2u);
+  EXPECT_EQ(two.tools[0].name, "list_directory");  // rank order: "list" and "directory" both match
+  EXPECT_EQ(two.tools[1].name, "move_file");
+  EXPECT_THAT(two.server_tools.at("filesystem"), ElementsAre("move_file", "list_directory"));  // config order
+  EXPECT_EQ(label_recall(task, two.tools), 0.5);  // read_file (nor read_text_file) not offered
+  EXPECT_EQ(label_recall(task, task.tools), 1.0);  // read_text_file stands in for read_file
+  for (const int64_t all : {0, 5, 9}) EXPECT_EQ(prompt_of(task, all).tools.size(), 5u) << all;
+  task.labels.clear();
+  EXPECT_EQ(label_recall(task, {}), 1.0);
 }
 
 TEST(HeuristicQuery, ReadsPathsQuotedStringsAndNumbers) {
