@@ -105,6 +105,12 @@ TEST(HeuristicQuery, ReadsPathsQuotedStringsAndNumbers) {
   EXPECT_THAT(f.numbers[0].context, ElementsAre("data", "folder", "top", "line", "of", "py"));
   // Apostrophes are not quotes; version numbers and URLs are not paths; the current folder is the root.
   EXPECT_THAT(read_query("Search src for '*.py' files").quoted, ElementsAre("*.py"));
+  // Typographic quotes quote; numbers too long to be counts are not read.
+  const QueryFacts curly = read_query("Read \u201cnotes/todo.txt\u201d and \u2018now\u2019, the last "
+                                      "1000000000000000000000000000000 lines or " + std::string(400, '9'));
+  EXPECT_THAT(curly.paths, ElementsAre("./notes/todo.txt"));
+  EXPECT_THAT(curly.quoted, ElementsAre("now"));
+  EXPECT_TRUE(curly.numbers.empty());
   const QueryFacts g = read_query("It's the user's file /etc/hosts, see http://x.org and v1.2 in the current folder");
   EXPECT_THAT(g.paths, ElementsAre("/etc/hosts", "."));
   EXPECT_TRUE(g.quoted.empty());

@@ -95,7 +95,13 @@ std::string type_of(const nlohmann::json& schema) {
 
 }  // namespace
 
-QueryFacts read_query(std::string_view query) {
+QueryFacts read_query(std::string_view raw) {
+  // Typographic quotes (U+201C/D, U+2018/9) read as their ASCII ones.
+  std::string typed(raw);
+  for (const auto& [curly, plain] : {std::pair<std::string_view, char>{"\u201c", '"'}, {"\u201d", '"'},
+                                     {"\u2018", '\''}, {"\u2019", '\''}})
+    for (size_t at; (at = typed.find(curly)) != std::string::npos;) typed.replace(at, curly.size(), 1, plain);
+  const std::string_view query = typed;
   QueryFacts facts;
   std::string rest;  // the query with quoted strings blanked out (quoted paths unquoted)
   for (size_t i = 0; i < query.size();) {
@@ -134,6 +140,7 @@ QueryFacts read_query(std::string_view query) {
     if (w.find('*') != std::string_view::npos) {
       facts.quoted.emplace_back(w);
     } else if (all_digits(w)) {
+      if (w.size() > 15) continue;  // no plausible count; and it could not be an exact integer
       QueryFacts::Number n{std::stod(std::string(w)), {}};
       for (size_t k = i >= 3 ? i - 3 : 0; k < std::min(words.size(), i + 4); ++k)
         if (k != i)

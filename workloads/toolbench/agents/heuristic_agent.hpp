@@ -15,8 +15,9 @@ namespace mlsb::toolbench {
 
 /// What fill_arguments reads from a query: path-like words (holding a '/', or a name with a file
 /// extension such as `notes.txt`; "./" is put before a bare relative one), then the folders named by
-/// the word before "folder"/"directory"/"dir" ("the data folder" -> ./data; current/project/root -> .), quoted strings ('...', "..." or `...`; a glob such as `*.py` counts as one),
-/// and whole numbers outside those, each with the words around it.
+/// the word before "folder"/"directory"/"dir" ("the data folder" -> ./data; current/project/root -> .),
+/// quoted strings ('...', "..." or `...`, typographic quotes too; a glob such as `*.py` counts as
+/// one), and whole numbers of up to 15 digits outside those, each with the words around it.
 struct QueryFacts {
   std::vector<std::string> paths;
   std::vector<std::string> quoted;
