@@ -11,6 +11,13 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis) {
   if (text.size() <= max_bytes) return std::string(text);
   size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;

@@ -10,6 +10,9 @@ namespace mlsb {
 /// "a<sep>b<sep>c"; "" for no parts.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+/// `text` with ASCII letters lowercased (other bytes, UTF-8 included, unchanged).
+std::string ascii_lower(std::string_view text);
+
 /// At most `max_bytes` bytes of `text`, cut at a UTF-8 character boundary (never inside a multi-byte
 /// sequence), with `ellipsis` appended when anything was cut (its bytes count towards the limit).
 std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis = "...");

@@ -1,9 +1,9 @@
 #include "mcp/curl_handle.hpp"
 
-#include <cctype>
 #include <mutex>
 #include <string_view>
 
+#include "harness/text.hpp"
 #include "mcp/client.hpp"
 
 namespace mlsb::mcp {
@@ -20,8 +20,7 @@ bool parse_header_line(const char* data, size_t size, std::string& name, std::st
   const std::string_view line(data, size);
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos || line.starts_with("HTTP/")) return false;
-  name.clear();
-  for (char c : line.substr(0, colon)) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  name = ascii_lower(line.substr(0, colon));
   std::string_view v = line.substr(colon + 1);
   const size_t first = v.find_first_not_of(" \t");
   const size_t last = v.find_last_not_of(" \t\r\n");

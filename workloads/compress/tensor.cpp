@@ -1,9 +1,9 @@
 #include "workloads/compress/tensor.hpp"
 
-#include <cctype>
 #include <stdexcept>
 
 #include "backends/formats/small_floats.hpp"
+#include "harness/text.hpp"
 
 namespace mlsb::compress {
 
@@ -19,8 +19,7 @@ std::string_view to_string(DType t) {
 }
 
 DType parse_dtype(std::string_view name) {
-  std::string s(name);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string s = ascii_lower(name);
   if (s == "fp32" || s == "f32" || s == "float32") return DType::F32;
   if (s == "fp16" || s == "f16" || s == "float16") return DType::F16;
   if (s == "bf16" || s == "bfloat16") return DType::BF16;

@@ -11,6 +11,10 @@ using nlohmann::json;
 RecordProblem::RecordProblem(std::string f, const std::string& what)
     : std::runtime_error(what), field(std::move(f)) {}
 
+bool Label::accepts(std::string_view tool) const {
+  return tool == name || std::find(similar_tools.begin(), similar_tools.end(), tool) != similar_tools.end();
+}
+
 const ToolSpec* Task::find_tool(std::string_view name) const {
   for (const auto& t : tools)
     if (t.name == name) return &t;

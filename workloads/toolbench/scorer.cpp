@@ -210,7 +210,7 @@ TrialScore score_trial(const Task& task, const std::vector<CallRecord>& calls, c
   for (std::size_t i = 0; i < n; ++i) {
     const Label& l = task.labels[i];
     const std::string& got = calls[i].call.name;
-    if (got != l.name && std::find(l.similar_tools.begin(), l.similar_tools.end(), got) == l.similar_tools.end()) {
+    if (!l.accepts(got)) {
       s.tool_match = false;
       reasons.push_back("tool: expected '" + l.name + "' got '" + got + "'");
     }

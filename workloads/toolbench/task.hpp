@@ -28,6 +28,9 @@ struct Label {
   std::vector<std::string> similar_tools;  ///< other tool names accepted as a tool match (names of
                                            ///< `similar_tools` entries: strings or {"name": ...})
   nlohmann::json input = nlohmann::json::object();  ///< expected arguments
+
+  /// Whether a call of `tool` matches this label: its name or one of `similar_tools`.
+  bool accepts(std::string_view tool) const;
 };
 
 /// One task record. `server_tools` is `mcp_tools_dict`: server name -> its tool names.

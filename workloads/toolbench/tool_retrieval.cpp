@@ -63,14 +63,9 @@ std::vector<RankedTool> rank_tools(std::string_view query, const std::vector<Too
 
 double label_recall(const Task& task, const std::vector<ToolSpec>& offered) {
   if (task.labels.empty()) return 1;
-  std::set<std::string> names;
-  for (const auto& t : offered) names.insert(t.name);
   int found = 0;
-  for (const auto& l : task.labels) {
-    bool in = names.count(l.name) > 0;
-    for (const auto& s : l.similar_tools) in = in || names.count(s) > 0;
-    found += in;
-  }
+  for (const auto& l : task.labels)
+    found += std::any_of(offered.begin(), offered.end(), [&](const ToolSpec& t) { return l.accepts(t.name); });
   return found / static_cast<double>(task.labels.size());
 }
 

@@ -171,7 +171,8 @@ class ToolbenchWorkload final : public Workload {
         fs::remove_all(dir, ec);
         state.progress(++done, total);
       }
-      if (u.task) recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools);  // a bad record: 0
+      if (u.task && setup_.max_tools > 0)  // a bad record: 0
+        recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools);
       p1 += pass_at_k(trials_, passes, 1);
       pk += pass_at_k(trials_, passes, trials_);
     }

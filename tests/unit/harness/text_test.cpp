@@ -15,6 +15,12 @@ TEST(HarnessText, Join) {
   EXPECT_EQ(join({"a", "b", "c"}, "|"), "a|b|c");
 }
 
+TEST(HarnessText, AsciiLowerLeavesOtherBytesAlone) {
+  EXPECT_EQ(ascii_lower("Content-Type: BF16"), "content-type: bf16");
+  EXPECT_EQ(ascii_lower("\xC3\x89T\xC3\xA9"), "\xC3\x89t\xC3\xA9");  // ÉTé: only the T changes
+  EXPECT_EQ(ascii_lower(""), "");
+}
+
 TEST(HarnessText, Utf8TruncateNeverSplitsACharacter) {
   EXPECT_EQ(utf8_truncate("short", 10), "short");
   EXPECT_EQ(utf8_truncate("abcdefghij", 8), "abcde...");

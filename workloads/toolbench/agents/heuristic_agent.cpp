@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "harness/text.hpp"
 #include "workloads/toolbench/tool_retrieval.hpp"
 
 namespace mlsb::toolbench {
@@ -50,12 +51,6 @@ std::set<std::string> content_words(std::string_view text) {
   std::set<std::string> out;
   for (auto& w : word_tokens(text))
     if (!stopwords().count(w)) out.insert(std::move(w));
-  return out;
-}
-
-std::string lowercase(std::string_view w) {
-  std::string out(w);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -140,17 +135,17 @@ QueryFacts read_query(std::string_view raw) {
     if (w.find('*') != std::string_view::npos) {
       facts.quoted.emplace_back(w);
     } else if (all_digits(w)) {
-      if (w.size() > 15) continue;  // no plausible count; and it could not be an exact integer
-      QueryFacts::Number n{std::stod(std::string(w)), {}};
+      if (w.size() > 15) continue;  // no plausible count
+      QueryFacts::Number n{std::stoll(std::string(w)), {}};
       for (size_t k = i >= 3 ? i - 3 : 0; k < std::min(words.size(), i + 4); ++k)
         if (k != i)
           for (auto& t : word_tokens(words[k])) n.context.push_back(std::move(t));
       facts.numbers.push_back(std::move(n));
     } else if (path_like(w)) {
       facts.paths.push_back(as_path(w));
-    } else if (i + 1 < words.size() && folder_words().count(lowercase(trim_punctuation(words[i + 1]))) &&
+    } else if (i + 1 < words.size() && folder_words().count(ascii_lower(trim_punctuation(words[i + 1]))) &&
                std::all_of(w.begin(), w.end(), is_name_char)) {
-      const std::string name = lowercase(w);  // "the data folder"; "the current folder" is the root
+      const std::string name = ascii_lower(w);  // "the data folder"; "the current folder" is the root
       if (name == "current" || name == "project" || name == "root") named_folders.emplace_back(".");
       else if (!stopwords().count(name) && name != "new" && name != "parent") named_folders.push_back(as_path(w));
     }
@@ -213,8 +208,7 @@ nlohmann::json fill_arguments(const nlohmann::json& input_schema, const QueryFac
     }
     if (best < 0) break;
     property_done[best_p] = true, number_used[best_n] = true;
-    const double v = facts.numbers[best_n].value;
-    args[numeric[best_p]] = static_cast<int64_t>(v);  // the query's numbers are whole
+    args[numeric[best_p]] = facts.numbers[best_n].value;
   }
   return args;
 }

@@ -3,6 +3,7 @@
 // names and descriptions (tool_retrieval.hpp) with arguments read off the query by the tool's input
 // schema, then answers. The offline floor every LLM agent should beat; single call, so a multi-step
 // task passes only when one call is all it needs.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,7 @@ struct QueryFacts {
   std::vector<std::string> paths;
   std::vector<std::string> quoted;
   struct Number {
-    double value;
+    int64_t value;
     std::vector<std::string> context;  ///< word_tokens of the 3 words before and after
   };
   std::vector<Number> numbers;
