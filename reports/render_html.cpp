@@ -1,6 +1,7 @@
 // The HTML report: one self-contained file (inline CSS and SVG, no scripts; a Content-Security-Policy
 // forbids any network fetch), readable offline.
 #include <cmath>
+#include <map>
 
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/series_items.hpp"
@@ -62,6 +63,28 @@ void series_charts(std::string& out, const CaseRecord& c, const std::string& nam
   }
 }
 
+// Toolbench agents side by side (two or more cases with tasks): per category, a table of pass rate and
+// AST accuracy, and a chart of the pass rate with every agent (the oracle's ceiling and the heuristic's
+// floor among them) on it.
+void agents_side_by_side(std::string& out, const WorkloadGroup& g) {
+  const std::vector<AgentColumn> columns = agent_columns(g);
+  if (columns.size() < 2) return;
+  out += "<h3>Agents side by side</h3>\n<p>Pass rate / AST accuracy per category (task trials):</p>\n" +
+         html_table(agents_side_by_side_table(columns), "agents");
+  std::map<std::string, std::vector<Bar>> by_category;
+  for (const auto& c : columns) {
+    for (const auto& t : c.tasks.by_category) {
+      const double rate = static_cast<double>(t.passed) / t.tasks;
+      by_category[t.name].push_back({c.name, rate, rate, rate});
+    }
+    const double all = static_cast<double>(c.tasks.all.passed) / c.tasks.all.tasks;
+    by_category["all categories"].push_back({c.name, all, all, all});
+  }
+  for (const auto& [category, bars] : by_category)
+    out += "<figure><figcaption>" + html_escape("pass rate, " + category + " (higher is better)") + "</figcaption>" +
+           bar_chart_svg(g.workload + " pass rate " + category, "ratio", bars) + "</figure>\n";
+}
+
 void task_tables(std::string& out, const CaseRecord& c, const std::string& name) {
   const auto tasks = summarize_tasks(c);
   if (!tasks) return;
@@ -103,6 +126,7 @@ std::string render_html(const RunData& data) {
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
     charts(out, g);
+    agents_side_by_side(out, g);
     for (size_t c = 0; c < g.cases.size(); ++c) {
       series_charts(out, *g.cases[c], g.names[c]);
       task_tables(out, *g.cases[c], g.names[c]);

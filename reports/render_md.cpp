@@ -36,6 +36,9 @@ std::string render_md(const RunData& data) {
     out += "\n## " + md_escape(g.workload) + "\n\n" + md_escape(status_counts(g)) + ".\n\n" + md_table(cases_table(g));
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "\nMedian [95% CI] per metric:\n\n" + md_table(metrics);
+    if (const auto columns = agent_columns(g); columns.size() >= 2)
+      out += "\n### Agents side by side\n\nPass rate / AST accuracy per category (task trials):\n\n" +
+             md_table(agents_side_by_side_table(columns));
     for (size_t i = 0; i < g.cases.size(); ++i) task_tables(out, *g.cases[i], g.names[i]);
   }
   if (data.cases.empty()) out += "\nThis run has no cases.\n";

@@ -1,5 +1,8 @@
 #include "reports/detail/tables.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace mlsb::reports::detail {
 
 Table cases_table(const WorkloadGroup& g) {
@@ -69,6 +72,35 @@ Table failing_tasks_table(const std::vector<FailedTask>& failing) {
     t.rows.push_back({f.uuid, std::to_string(f.trial), f.category, f.query, f.expected, f.actual, f.reason});
     t.row_class.push_back("st-failed");
   }
+  return t;
+}
+
+Table agents_side_by_side_table(const std::vector<AgentColumn>& columns) {
+  Table t{{"category"}, {}, {}, {false}, {false}};
+  std::set<std::string> categories;
+  for (const auto& c : columns) {
+    t.header.push_back(c.name + ": pass / AST");
+    t.numeric.push_back(true);
+    t.text.push_back(false);
+    for (const auto& g : c.tasks.by_category) categories.insert(g.name);
+  }
+  const auto cell = [](const TaskGroup& g) {
+    return fmt_percent(g.passed, g.tasks) + " / " + fmt_percent(g.ast_ok, g.tasks) + " (" + std::to_string(g.tasks) + ")";
+  };
+  for (const auto& category : categories) {
+    std::vector<std::string> row{category};
+    for (const auto& c : columns) {
+      const auto it = std::find_if(c.tasks.by_category.begin(), c.tasks.by_category.end(),
+                                   [&](const TaskGroup& g) { return g.name == category; });
+      row.push_back(it == c.tasks.by_category.end() ? "" : cell(*it));
+    }
+    t.rows.push_back(std::move(row));
+    t.row_class.emplace_back();
+  }
+  std::vector<std::string> all{"all"};
+  for (const auto& c : columns) all.push_back(cell(c.tasks.all));
+  t.rows.push_back(std::move(all));
+  t.row_class.push_back("total");
   return t;
 }
 

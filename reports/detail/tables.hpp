@@ -25,6 +25,9 @@ Table metrics_table(const WorkloadGroup& g);
 /// Toolbench task tables: per category, per expected tool, and the failing tasks.
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all);
 Table failing_tasks_table(const std::vector<FailedTask>& failing);
+/// Agents side by side: one row per category (every category of any column, then "all"), one column
+/// per agent case: "pass rate / AST accuracy (task trials)"; "" where a case has no task of the category.
+Table agents_side_by_side_table(const std::vector<AgentColumn>& columns);
 
 std::string html_table(const Table& t, const std::string& css_class);
 std::string md_table(const Table& t);

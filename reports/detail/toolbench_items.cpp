@@ -77,4 +77,16 @@ std::optional<TaskSummary> summarize_tasks(const CaseRecord& c) {
   return s;
 }
 
+std::vector<AgentColumn> agent_columns(const WorkloadGroup& g) {
+  std::vector<AgentColumn> out;
+  for (std::size_t i = 0; i < g.cases.size(); ++i) {
+    auto tasks = summarize_tasks(*g.cases[i]);
+    if (!tasks) continue;
+    const std::string agent = field(g.cases[i]->params, "agent", std::string());
+    const std::string role = agent == "oracle" ? " (ceiling)" : agent == "heuristic" ? " (floor)" : "";
+    out.push_back({(g.names[i].empty() ? g.workload : g.names[i]) + role, std::move(*tasks)});
+  }
+  return out;
+}
+
 }  // namespace mlsb::reports::detail

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/detail/report_text.hpp"
 #include "reports/model.hpp"
 
 namespace mlsb::reports::detail {
@@ -34,5 +35,14 @@ struct TaskSummary {
 bool is_task_item(const std::string& key);
 /// nullopt when the case has no task items.
 std::optional<TaskSummary> summarize_tasks(const CaseRecord& c);
+
+/// One toolbench case of a run, for the side-by-side view of its agents.
+struct AgentColumn {
+  std::string name;  ///< the case's display name, with " (ceiling)" for the oracle agent and " (floor)"
+                     ///< for the heuristic one
+  TaskSummary tasks;
+};
+/// The cases of `g` that have task items, in run order.
+std::vector<AgentColumn> agent_columns(const WorkloadGroup& g);
 
 }  // namespace mlsb::reports::detail

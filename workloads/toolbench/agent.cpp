@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "workloads/toolbench/agents/heuristic_agent.hpp"
+#include "workloads/toolbench/agents/llm_agent.hpp"
 #include "workloads/toolbench/oracle_agent.hpp"
 #include "workloads/toolbench/tool_retrieval.hpp"
 
@@ -26,11 +27,12 @@ TaskPrompt prompt_of(const Task& task, int64_t max_tools) {
   return p;
 }
 
-std::vector<std::string> agent_names() { return {"oracle", "heuristic"}; }
+std::vector<std::string> agent_names() { return {"oracle", "heuristic", "openai", "anthropic"}; }
 
-std::unique_ptr<Agent> make_agent(std::string_view name, const std::vector<Task>& tasks) {
+std::unique_ptr<Agent> make_agent(std::string_view name, const std::vector<Task>& tasks, const ModelOptions& model) {
   if (name == "oracle") return std::make_unique<OracleAgent>(tasks);
   if (name == "heuristic") return std::make_unique<HeuristicAgent>();
+  if (is_llm_agent(name)) return make_llm_agent(name, model);
   std::string known;
   for (const auto& n : agent_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown agent '" + std::string(name) + "' (known: " + known + ")");

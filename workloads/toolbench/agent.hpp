@@ -1,15 +1,18 @@
 #pragma once
-// The agent interface: what the toolbench runner asks of anything that solves tasks (the oracle now,
-// an LLM agent later). The runner owns servers, fixtures, limits and scoring; an agent only decides.
+// The agent interface: what the toolbench runner asks of anything that solves tasks (the oracle, the
+// heuristic, LLM agents). The runner owns servers, fixtures, limits and scoring; an agent only decides.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "workloads/toolbench/agents/model_options.hpp"
 #include "workloads/toolbench/task.hpp"
 
 namespace mlsb::toolbench {
@@ -24,11 +27,14 @@ struct TaskPrompt {
 };
 
 /// A tool call the agent wants made. `server` may be empty: the runner then takes the server whose
-/// tool list (TaskPrompt::server_tools) holds `name`.
+/// tool list (TaskPrompt::server_tools) holds `name`. `invalid`, when set, says why the call cannot be
+/// made as the model asked (arguments that are not JSON, or not an object; `arguments` then holds what
+/// it sent): the runner sends nothing and records it as the call's error, so it is scored as a miss.
 struct ToolCall {
   std::string name;
   nlohmann::json arguments = nlohmann::json::object();
   std::string server;
+  std::string invalid;
 };
 
 /// What came back from a call. `error` is set when no MCP result came back at all (the server could
@@ -49,6 +55,25 @@ struct AgentAction {
   std::string answer;
 };
 
+/// One model request of an episode (LLM agents only): its wall time in ms (every attempt and the
+/// backoff between them), the attempts made (1 = no retry), the tokens it billed, the API's stop
+/// reason and how many tool calls it asked for.
+struct ModelTurn {
+  double latency_ms = 0;
+  int attempts = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::string stop_reason;
+  std::size_t calls = 0;
+};
+
+/// Thrown by an agent that cannot go on for a reason other than its model's answers: the API still
+/// failing after its retries, rejected credentials, a run budget or the task deadline used up. The
+/// trial is recorded as an agent error, apart from wrong answers.
+struct AgentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// A multi-step agent. For each task trial the runner calls begin(), then alternates next() and, after
 /// each call it made, observe(), until next() gives a final answer or the step limit is reached.
 /// Implementations may throw std::exception from any method; the runner records that trial as failed
@@ -61,6 +86,8 @@ class Agent {
   virtual void begin(const TaskPrompt& task, int trial) = 0;
   virtual AgentAction next() = 0;
   virtual void observe(const ToolCall& call, const ToolOutcome& outcome) = 0;
+  /// The model requests of the current episode, in order (empty for agents without a model).
+  virtual std::vector<ModelTurn> turns() const { return {}; }
 };
 
 /// The prompt of `task` (everything but its labels). With `max_tools` > 0 and more tools than that,
@@ -70,8 +97,9 @@ TaskPrompt prompt_of(const Task& task, int64_t max_tools = 0);
 
 /// Names accepted by make_agent.
 std::vector<std::string> agent_names();
-/// Builds the agent `name` for `tasks` (the oracle reads their labels). Throws std::invalid_argument
-/// for an unknown name, listing the known ones.
-std::unique_ptr<Agent> make_agent(std::string_view name, const std::vector<Task>& tasks);
+/// Builds the agent `name` for `tasks` (the oracle reads their labels; the LLM agents `openai` and
+/// `anthropic` take `model`). Throws std::invalid_argument for an unknown name, listing the known
+/// ones, and for an LLM agent whose options are unusable (see make_llm_agent).
+std::unique_ptr<Agent> make_agent(std::string_view name, const std::vector<Task>& tasks, const ModelOptions& model = {});
 
 }  // namespace mlsb::toolbench

@@ -21,7 +21,8 @@ json base_item(const std::string& uuid) {
   return {{"uuid", uuid},        {"category", ""},       {"query", ""},        {"tool", ""},
           {"calls", json::array()}, {"expected", json::array()}, {"tool_match", false}, {"param_match", false},
           {"exec_pass", false},  {"pass", false},        {"reason", ""},       {"result_excerpt", ""},
-          {"latency_ms", 0.0}};
+          {"latency_ms", 0.0},   {"agent_error", false}, {"answer", ""},       {"model_turns", json::array()},
+          {"input_tokens", 0},   {"output_tokens", 0}};
 }
 
 }  // namespace
@@ -40,9 +41,27 @@ json make_item(const Task& task, const TrialRun& run, const TrialScore& score) {
   item["tool"] = tools;
   double latency = 0;
   for (const auto& c : run.calls) {
-    item["calls"].push_back({{"name", c.call.name}, {"arguments", c.call.arguments}, {"server", c.call.server}});
-    latency += c.outcome.latency_ms;
+    const ToolOutcome& o = c.outcome;
+    item["calls"].push_back({{"name", clean(c.call.name)},
+                             {"arguments", c.call.arguments},
+                             {"server", c.call.server},
+                             {"latency_ms", o.latency_ms},
+                             {"is_error", !o.error.empty() || o.is_error},
+                             {"result", clean(o.error.empty() ? o.text : o.error, 300)}});
+    latency += o.latency_ms;
   }
+  int64_t input_tokens = 0, output_tokens = 0;
+  for (const auto& t : run.turns) {
+    item["model_turns"].push_back({{"latency_ms", t.latency_ms}, {"attempts", t.attempts},
+                                   {"input_tokens", t.input_tokens}, {"output_tokens", t.output_tokens},
+                                   {"stop_reason", clean(t.stop_reason, 100)}, {"calls", t.calls}});
+    input_tokens += t.input_tokens;
+    output_tokens += t.output_tokens;
+  }
+  item["input_tokens"] = input_tokens;
+  item["output_tokens"] = output_tokens;
+  item["agent_error"] = run.agent_error;
+  item["answer"] = clean(run.answer, 300);
   if (!run.calls.empty()) {
     const ToolOutcome& last = run.calls.back().outcome;
     item["result_excerpt"] = clean(last.error.empty() ? last.text : last.error, 300);

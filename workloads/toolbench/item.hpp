@@ -1,10 +1,15 @@
 #pragma once
 // The per-trial item the store keeps and the report renderer reads. Key: "task/<uuid>/<trial>".
 // Shape: {"uuid","category","query","tool" (expected tool(s), comma-separated),
-//         "calls":[{"name","arguments","server"}], "expected":[{"name","arguments"}],
+//         "calls":[{"name","arguments","server","latency_ms" (its tools/call round trip),"is_error"
+//                   (no result, or isError),"result" (first 300 bytes of its text or error)}],
+//         "expected":[{"name","arguments"}],
 //         "tool_match","param_match","exec_pass","pass","reason",
+//         "agent_error" (the trial ended for a reason other than the agent's answers: TrialRun::agent_error),
 //         "result_excerpt" (first 300 bytes of the last call's text or error), "latency_ms" (sum of the
-//         trial's tools/call round trips)}.
+//         trial's tools/call round trips), "answer" (first 300 bytes of the final answer),
+//         "model_turns":[{"latency_ms","attempts","input_tokens","output_tokens","stop_reason","calls"}]
+//         (LLM agents; empty otherwise), "input_tokens","output_tokens" (sums over the turns)}.
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -18,7 +18,7 @@ void OracleAgent::begin(const TaskPrompt& task, int) {
 AgentAction OracleAgent::next() {
   if (!current_ || step_ >= current_->size()) return {std::nullopt, "done"};
   const Label& l = (*current_)[step_++];
-  return {ToolCall{l.name, l.input, l.server}, ""};
+  return {ToolCall{l.name, l.input, l.server, ""}, ""};
 }
 
 }  // namespace mlsb::toolbench

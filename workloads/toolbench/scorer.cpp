@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <stdexcept>
 
 namespace mlsb::toolbench {
@@ -197,7 +198,10 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
-TrialScore score_trial(const Task& task, const std::vector<CallRecord>& calls, const std::string& run_error) {
+TrialScore score_trial(const Task& task, const std::vector<CallRecord>& all_calls, const std::string& run_error) {
+  // A single-step task scores the last call (an agent may look around first); a multi-step one all.
+  std::span<const CallRecord> calls(all_calls);
+  if (task.labels.size() == 1 && calls.size() > 1) calls = calls.last(1);
   TrialScore s;
   std::vector<std::string> reasons;
   if (!run_error.empty()) reasons.push_back(run_error);

@@ -45,11 +45,12 @@ bool is_path_param(std::string_view key);
 std::string normalize_string(std::string_view text, bool path);
 
 /// Outcome of one task trial. pass = tool_match && param_match && exec_pass. `reason` says why it
-/// failed ("" on a pass).
+/// failed ("" on a pass). The scored calls are, for a task with one label (single-step), the last
+/// call made, and otherwise every call, in order (MCPToolBench++ scores multi-step tasks' sequences).
 struct TrialScore {
-  bool tool_match = false;   ///< as many calls as labels, each the label's tool or one of its similar_tools
+  bool tool_match = false;   ///< as many scored calls as labels, each the label's tool or a similar_tool
   bool param_match = false;  ///< tool_match and check_arguments found nothing for every call
-  bool exec_pass = false;    ///< at least one call; every call returned without isError, with content
+  bool exec_pass = false;    ///< at least one call; every scored call returned without isError, with content
   bool pass = false;
   std::string reason;
 };

@@ -1,21 +1,27 @@
 // The toolbench workload: MCPToolBench++-format tasks run by an agent against real MCP servers,
 // scored by tool match, AST parameter match and execution (see scorer.hpp), with pass@k over trials.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "harness/axes.hpp"
 #include "harness/registry.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite.hpp"
 #include "harness/workload.hpp"
-#include "workloads/toolbench/agent.hpp"
-#include "workloads/toolbench/tool_retrieval.hpp"
-#include "workloads/toolbench/item.hpp"
 #include "harness/json_file.hpp"
+#include "workloads/toolbench/agent.hpp"
+#include "workloads/toolbench/agents/llm_agent.hpp"
+#include "workloads/toolbench/agents/model_options.hpp"
+#include "workloads/toolbench/item.hpp"
+#include "workloads/toolbench/prices.hpp"
 #include "workloads/toolbench/scorer.hpp"
+#include "workloads/toolbench/tool_retrieval.hpp"
 #include "workloads/toolbench/task.hpp"
 #include "workloads/toolbench/trial.hpp"
 
@@ -51,6 +57,22 @@ struct Unit {
   std::size_t index = 0;
 };
 
+// One task trial's outcome, filled by whichever worker ran it.
+struct Slot {
+  TrialRun run;
+  TrialScore score;
+};
+
+// The API key an LLM agent sends: "none" = no key; "auto" = $OPENAI_API_KEY or $ANTHROPIC_API_KEY
+// when set (local servers need none); any other value names a variable that must be set.
+std::string api_key(const std::string& agent, const std::string& env) {
+  if (env == "none") return "";
+  const std::string var = env != "auto" ? env : agent == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  const char* value = std::getenv(var.c_str());
+  if (!value && env != "auto") throw std::invalid_argument("api_key_env: environment variable " + var + " is not set");
+  return value ? value : "";
+}
+
 class ToolbenchWorkload final : public Workload {
  public:
   WorkloadInfo info() const override {
@@ -80,6 +102,27 @@ class ToolbenchWorkload final : public Workload {
         int_axis("limit", {0}, "only the first N records of the task file (0 = all)", 0, 10'000'000),
         int_axis("max_tools", {0}, "offer each task only the N tools that rank first by BM25 against its query "
                  "(0 = all)", 0, 1'000'000),
+        int_axis("concurrency", {1}, "task trials run at once (each with its own servers and fixture copy)", 1, 64),
+        int_axis("task_deadline_s", {0}, "wall time an agent has per task trial (s; 0 = none): past it, an agent error",
+                 0, 86'400),
+        string_axis("model", {""}, "LLM agents: the model, as the API names it"),
+        string_axis("base_url", {"auto"}, "LLM agents: API base URL (openai: .../v1; anthropic: without /v1); "
+                    "auto = the provider's public endpoint"),
+        string_axis("api_key_env", {"auto"}, "LLM agents: environment variable holding the API key; auto = "
+                    "OPENAI_API_KEY / ANTHROPIC_API_KEY when set; none = no key"),
+        float_axis("temperature", {0.0}, "LLM agents: sampling temperature", 0, 2),
+        int_axis("max_output_tokens", {1024}, "LLM agents: max_tokens of each model request", 1, 1'000'000),
+        int_axis("model_timeout_ms", {120000}, "LLM agents: timeout of one model request attempt (ms)", 1, 3'600'000),
+        int_axis("max_retries", {4}, "LLM agents: retries of a model request (429, 5xx, timeouts, dropped replies)",
+                 0, 100),
+        int_axis("retry_base_ms", {500}, "LLM agents: first retry backoff (ms; doubles, full jitter, Retry-After wins)",
+                 0, 600'000),
+        int_axis("budget_requests", {0}, "LLM agents: model requests allowed per sample, over all tasks (0 = no limit)",
+                 0, 1'000'000'000),
+        int_axis("budget_tokens", {0}, "LLM agents: tokens (input + output) allowed per sample (0 = no limit)",
+                 0, 2'000'000'000),
+        path_axis("prices", "${source_dir}/workloads/toolbench/prices.json",
+                  "model price table (USD per million tokens) for cost_usd; none", {"none"}),
     };
     w.metrics = {
         {"pass_at_1", "ratio", Better::Higher, "mean over tasks of the unbiased pass@1 (Chen et al. 2021)"},
@@ -91,6 +134,13 @@ class ToolbenchWorkload final : public Workload {
         {"tasks_per_s", "tasks/s", Better::Higher, "task trials per second, fixture copies and server starts included"},
         {"retrieval_recall", "ratio", Better::Higher, "max_tools > 0: mean over tasks of the share of labelled "
          "calls whose tool (or a similar one) is among the N offered"},
+        {"agent_error_rate", "ratio", Better::Lower, "share of task trials ended by an agent error (API failure "
+         "after retries, budget, deadline), not by a wrong answer"},
+        {"model_latency_p50_ms", "ms", Better::Lower, "LLM agents: median model request, retries and backoff included"},
+        {"model_latency_p95_ms", "ms", Better::Lower, "LLM agents: 95th percentile model request"},
+        {"input_tokens_per_task", "tokens", Better::Lower, "LLM agents: input tokens billed per task trial"},
+        {"output_tokens_per_task", "tokens", Better::Lower, "LLM agents: output tokens billed per task trial"},
+        {"cost_usd", "USD", Better::Lower, "LLM agents: estimated cost of the sample at the prices file's rates"},
     };
     w.primary_metric = "pass_at_1";
     w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .timeout_s = 3600};
@@ -114,7 +164,20 @@ class ToolbenchWorkload final : public Workload {
       setup_.call_timeout = std::chrono::milliseconds(state.get_int("call_timeout_ms"));
       setup_.max_steps = static_cast<int>(state.get_int("max_steps"));
       setup_.max_tools = state.get_int("max_tools");
-      agent_ = make_agent(state.get_string("agent"), data_.tasks);
+      setup_.task_deadline = std::chrono::seconds(state.get_int("task_deadline_s"));
+      const std::string agent = state.get_string("agent");
+      ModelOptions model;
+      if (is_llm_agent(agent)) model = model_options(state, agent);
+      agents_.clear();
+      for (int64_t i = 0; i < state.get_int("concurrency"); ++i)
+        agents_.push_back(make_agent(agent, data_.tasks, model));
+      price_.reset();
+      if (is_llm_agent(agent)) {
+        if (fs::path p = optional_input(state, "prices", {}); !p.empty()) {
+          price_ = load_prices(p).find(model.model);
+          if (!price_) state.warn("no price for model '" + model.model + "' in " + p.string() + ": cost_usd not recorded");
+        }
+      }
     } catch (const std::exception& e) {
       state.fail(e.what());
     }
@@ -133,50 +196,53 @@ class ToolbenchWorkload final : public Workload {
     }
   }
 
+  // Runs every task trial on `concurrency` workers (each its own agent; every trial its own servers and
+  // fixture copy), then scores and stores them in task order, so the items and numbers do not depend
+  // on the interleaving.
   void sample(State& state) override {
     std::set<std::string> good;
     for (const auto& t : data_.tasks) good.insert(t.uuid);
-    std::vector<double> latencies;
-    double ast = 0, exec = 0, p1 = 0, pk = 0, recall = 0;
+    std::vector<double> latencies, model_latencies;
+    double ast = 0, exec = 0, p1 = 0, pk = 0, recall = 0, agent_errors = 0, input_tokens = 0, output_tokens = 0;
     items_ = 0;
     unexplained_.clear();
     server_tallies_.clear();
     unknown_servers_.clear();
-    const auto total = static_cast<int64_t>(units_.size()) * trials_;
-    int64_t done = 0;
-    state.progress(done, total);
     const auto t0 = std::chrono::steady_clock::now();
-    for (const Unit& u : units_) {
+    std::vector<Slot> slots = run_trials(state);
+    if (state.cancelled()) return;  // the runner discards this sample
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (std::size_t ui = 0; ui < units_.size(); ++ui) {
+      const Unit& u = units_[ui];
       int passes = 0;
       for (int t = 0; t < trials_; ++t) {
-        if (state.cancelled()) return;  // checked before every task trial; the runner discards this sample
         if (u.bad) {
           const bool own_key = !u.bad->uuid.empty() && !good.count(u.bad->uuid);
           add(state, item_key(own_key ? u.bad->uuid : "record-" + std::to_string(u.index), t),
               make_bad_record_item(*u.bad));
-          state.progress(++done, total);
           continue;
         }
-        const fs::path dir = state.work_dir() / "trials" / (std::to_string(u.index) + "-" + std::to_string(t));
-        const TrialRun run = run_trial(*u.task, *agent_, t, setup_, dir);
-        const TrialScore score = score_trial(*u.task, run.calls, run.error);
+        const Slot& slot = slots[ui * trials_ + t];
+        const TrialRun& run = slot.run;
         for (const auto& c : run.calls)
           if (c.outcome.latency_ms > 0) latencies.push_back(c.outcome.latency_ms);
+        for (const auto& turn : run.turns) {
+          model_latencies.push_back(turn.latency_ms);
+          input_tokens += static_cast<double>(turn.input_tokens);
+          output_tokens += static_cast<double>(turn.output_tokens);
+        }
         tally_servers(run);
-        ast += score.tool_match && score.param_match;
-        exec += score.exec_pass;
-        passes += score.pass;
-        add(state, item_key(u.task->uuid, t), make_item(*u.task, run, score));
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-        state.progress(++done, total);
+        ast += slot.score.tool_match && slot.score.param_match;
+        exec += slot.score.exec_pass;
+        passes += slot.score.pass;
+        agent_errors += run.agent_error;
+        add(state, item_key(u.task->uuid, t), make_item(*u.task, run, slot.score));
       }
       if (u.task && setup_.max_tools > 0)  // a bad record: 0
         recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools);
       p1 += pass_at_k(trials_, passes, 1);
       pk += pass_at_k(trials_, passes, trials_);
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double units = static_cast<double>(units_.size()), runs = units * trials_;
     state.record("pass_at_1", p1 / units);
     state.record("pass_at_k", pk / units);
@@ -187,6 +253,14 @@ class ToolbenchWorkload final : public Workload {
     if (!latencies.empty()) {  // no call reached a server: no latency to report
       state.record("call_latency_p50_ms", percentile(latencies, 0.50));
       state.record("call_latency_p95_ms", percentile(latencies, 0.95));
+    }
+    state.record("agent_error_rate", agent_errors / runs);
+    if (!model_latencies.empty()) {  // an agent with a model that answered at least once
+      state.record("model_latency_p50_ms", percentile(model_latencies, 0.50));
+      state.record("model_latency_p95_ms", percentile(model_latencies, 0.95));
+      state.record("input_tokens_per_task", input_tokens / runs);
+      state.record("output_tokens_per_task", output_tokens / runs);
+      if (price_) state.record("cost_usd", cost_usd(*price_, input_tokens, output_tokens));
     }
   }
 
@@ -213,12 +287,61 @@ class ToolbenchWorkload final : public Workload {
   void teardown(State& state) override {
     std::error_code ec;
     fs::remove_all(state.work_dir() / "trials", ec);
-    agent_.reset();
+    agents_.clear();
     units_.clear();
     data_ = Dataset{};
   }
 
  private:
+  ModelOptions model_options(const State& state, const std::string& agent) const {
+    ModelOptions m;
+    m.model = state.get_string("model");
+    m.base_url = state.get_string("base_url") == "auto" ? "" : state.get_string("base_url");
+    m.api_key = api_key(agent, state.get_string("api_key_env"));
+    m.temperature = state.get_float("temperature");
+    m.max_output_tokens = state.get_int("max_output_tokens");
+    m.seed = static_cast<int64_t>(state.seed() >> 33);  // 31 bits: any server's seed type holds it
+    m.request_timeout = std::chrono::milliseconds(state.get_int("model_timeout_ms"));
+    m.max_retries = static_cast<int>(state.get_int("max_retries"));
+    m.retry_base = std::chrono::milliseconds(state.get_int("retry_base_ms"));
+    m.task_deadline = setup_.task_deadline;
+    m.budget = std::make_shared<RunBudget>(state.get_int("budget_requests"), state.get_int("budget_tokens"));
+    return m;
+  }
+
+  // Every task trial of the sample (bad records have none: their slots stay empty), slot = unit ·
+  // trials + trial. Workers take the next trial in order and check for cancellation before each.
+  std::vector<Slot> run_trials(State& state) {
+    std::vector<Slot> slots(units_.size() * static_cast<std::size_t>(trials_));
+    std::atomic<std::size_t> next{0};
+    std::atomic<int64_t> done{0};
+    const auto total = static_cast<int64_t>(slots.size());
+    state.progress(0, total);
+    const auto work = [&](Agent& agent) {
+      for (std::size_t j = next++; j < slots.size() && !state.cancelled(); j = next++) {
+        const Unit& u = units_[j / trials_];
+        const int t = static_cast<int>(j % trials_);
+        if (u.task) {
+          const fs::path dir = state.work_dir() / "trials" / (std::to_string(u.index) + "-" + std::to_string(t));
+          slots[j].run = run_trial(*u.task, agent, t, setup_, dir);
+          slots[j].score = score_trial(*u.task, slots[j].run.calls, slots[j].run.error);
+          std::error_code ec;
+          fs::remove_all(dir, ec);
+        }
+        ++done;
+      }
+    };
+    std::vector<std::jthread> workers;
+    for (auto& agent : agents_) workers.emplace_back(work, std::ref(*agent));
+    while (done.load() < total && !state.cancelled()) {
+      state.progress(done.load(), total);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    workers.clear();  // joins
+    state.progress(done.load(), total);
+    return slots;
+  }
+
   void tally_servers(const TrialRun& run) {
     for (const auto& [server, cause] : run.server_starts) {
       ServerTally& tally = server_tallies_[server];
@@ -237,7 +360,8 @@ class ToolbenchWorkload final : public Workload {
 
   Dataset data_;
   TrialSetup setup_;
-  std::unique_ptr<Agent> agent_;
+  std::vector<std::unique_ptr<Agent>> agents_;  // one per worker (concurrency)
+  std::optional<Price> price_;                  // of the LLM agent's model, when the prices file has it
   std::vector<Unit> units_;
   int trials_ = 1;
   std::size_t items_ = 0;

@@ -138,9 +138,18 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
                        {"npm_bin", mcp::bundled_bin_dir().string()}},
                   logs, run);
   const TaskPrompt prompt = prompt_of(task, setup.max_tools);
+  const auto start = std::chrono::steady_clock::now();
+  const auto past_deadline = [&] {
+    return setup.task_deadline.count() > 0 && std::chrono::steady_clock::now() - start >= setup.task_deadline;
+  };
   try {
     agent.begin(prompt, trial);
     for (int step = 0;; ++step) {
+      if (past_deadline()) {
+        run.error = "task deadline of " + std::to_string(setup.task_deadline.count()) + " ms passed";
+        run.agent_error = true;
+        break;
+      }
       AgentAction action = agent.next();
       if (!action.call) {
         run.answer = std::move(action.answer);
@@ -152,14 +161,19 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
       }
       CallRecord rec{std::move(*action.call), {}};
       rec.call.server = server_of(prompt, rec.call);
-      if (rec.call.server.empty()) rec.outcome.error = "tool '" + rec.call.name + "' is offered by no server of the task";
+      if (!rec.call.invalid.empty()) rec.outcome.error = rec.call.invalid;
+      else if (rec.call.server.empty()) rec.outcome.error = "tool '" + rec.call.name + "' is offered by no server of the task";
       else rec.outcome = servers.call(rec.call);
       agent.observe(rec.call, rec.outcome);
       run.calls.push_back(std::move(rec));
     }
+  } catch (const AgentError& e) {
+    run.error = "agent '" + agent.name() + "': " + e.what();
+    run.agent_error = true;
   } catch (const std::exception& e) {
     run.error = "agent '" + agent.name() + "': " + e.what();
   }
+  run.turns = agent.turns();
   return run;
 }
 

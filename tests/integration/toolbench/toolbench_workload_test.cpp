@@ -10,6 +10,7 @@
 
 #include "harness/registry.hpp"
 #include "harness/workload.hpp"
+#include "integration/toolbench/toolbench_case.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb {
@@ -17,42 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::CaseResult;
 
-struct CaseResult {
-  std::string failure;  ///< the FailCase message from setup or verify; "" = the case is ok
-  std::vector<std::string> warnings;
-  std::pair<int64_t, int64_t> progress;  ///< task trials done, of total, after the sample
-  std::map<std::string, std::vector<double>> samples;
-  std::vector<std::pair<std::string, json>> items;
-  double metric(const std::string& m) const { return samples.at(m).at(0); }
-};
-
-// Runs one toolbench case (defaults overridden by `overrides`) the way the runner does; a FailCase
-// from setup or verify ends it and is kept in `failure` (the items are kept as the runner keeps them).
-CaseResult run_case(const std::map<std::string, Value>& overrides) {
-  auto w = make_workload("toolbench");
-  const WorkloadInfo info = w->info();
-  Params params;
-  for (const auto& a : info.axes) params[a.name] = a.defaults.at(0);
-  for (const auto& [k, v] : overrides) params[k] = v;
-  test::TempDir work;
-  State st(info, params, 1, work.path());
-  CaseResult r;
-  try {
-    w->setup(st);
-    st.begin_sample(0, false);
-    w->sample(st);
-    w->verify(st);
-  } catch (const FailCase& e) {
-    r.failure = e.what();
-  }
-  w->teardown(st);
-  r.warnings = st.warnings();
-  r.progress = st.progress();
-  r.samples = st.samples();
-  r.items = st.items();
-  return r;
-}
+CaseResult run_case(const std::map<std::string, Value>& overrides) { return test::run_toolbench_case(overrides); }
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -74,7 +42,7 @@ TEST(ToolbenchWorkload, DeclaresItsContract) {
       EXPECT_LE(a.max.value_or(INFINITY), 2147483647.0) << a.name << " must fit an int";
     }
     const bool path = a.name == "dataset" || a.name == "servers" || a.name == "fixture" || a.name == "placeholders" ||
-                      a.name == "memory_seed";
+                      a.name == "memory_seed" || a.name == "prices";
     EXPECT_EQ(a.path, path) << a.name;
   }
   EXPECT_EQ(info.find_axis("placeholders")->choices, (std::vector<std::string>{"auto", "none"}));
@@ -103,6 +71,29 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
     EXPECT_FALSE(item["result_excerpt"].get<std::string>().empty()) << key;
     EXPECT_LE(item["result_excerpt"].get<std::string>().size(), 300u);
   }
+}
+
+// Trials run on 4 workers give the items and scores of a serial run, in the same order (latencies and
+// results, which name each run's own scratch folder, aside).
+TEST(ToolbenchWorkload, ConcurrentTrialsGiveTheSerialResults) {
+  const CaseResult serial = run_case({{"trials", int64_t{2}}, {"limit", int64_t{12}}});
+  const CaseResult parallel = run_case({{"trials", int64_t{2}}, {"limit", int64_t{12}}, {"concurrency", int64_t{4}}});
+  ASSERT_EQ(serial.failure, "");
+  ASSERT_EQ(parallel.failure, "");
+  EXPECT_EQ(parallel.progress, std::make_pair(int64_t{24}, int64_t{24}));
+  const auto comparable = [](json item) {
+    item.erase("latency_ms");
+    item.erase("result_excerpt");
+    for (auto& c : item["calls"]) c.erase("latency_ms"), c.erase("result");
+    return item;
+  };
+  ASSERT_EQ(serial.items.size(), parallel.items.size());
+  for (std::size_t i = 0; i < serial.items.size(); ++i) {
+    EXPECT_EQ(serial.items[i].first, parallel.items[i].first);
+    EXPECT_EQ(comparable(serial.items[i].second), comparable(parallel.items[i].second)) << serial.items[i].first;
+  }
+  for (const char* m : {"pass_at_1", "pass_at_k", "ast_accuracy", "exec_pass_rate", "agent_error_rate"})
+    EXPECT_EQ(serial.metric(m), parallel.metric(m)) << m;
 }
 
 // The heuristic agent (BM25 tool choice, arguments read off the query) is the floor: it solves the

@@ -111,6 +111,41 @@ TEST(ReportsRenderTest, HtmlNamesCasesByLabelAndChartsOnlyMetricsWithTwoCases) {
   EXPECT_NE(html.find("<td class=\"text\">toolbench</td><td class=\"num\">51.00 ["), std::string::npos);
 }
 
+// Toolbench cases side by side: per category pass / AST for each agent, the oracle marked as the
+// ceiling and the heuristic as the floor, and (HTML) a pass-rate chart per category with all of them.
+TEST(ReportsRenderTest, ToolbenchAgentsSideBySidePerCategory) {
+  RunData d;
+  d.run.uuid = "side-by-side";
+  const auto add = [&](const std::string& agent, std::vector<bool> passes) {
+    auto c = test::make_case("toolbench", {{"agent", agent}}, {{"time_ms", {1}}});
+    c.label = agent == "oracle" ? "" : "agent=" + agent;
+    c.items = {test::task_item("t1", "filesystem", "read_file", passes[0], passes[0], passes[0] ? "" : "wrong"),
+               test::task_item("t2", "filesystem", "read_file", passes[1], passes[1], passes[1] ? "" : "wrong"),
+               test::task_item("t3", "memory", "create_entities", passes[2], passes[2], passes[2] ? "" : "wrong")};
+    d.cases.push_back(std::move(c));
+  };
+  add("oracle", {true, true, true});
+  add("heuristic", {true, false, false});
+  add("openai", {true, true, false});
+  const std::string md = render(d, Format::Md);
+  EXPECT_NE(md.find("### Agents side by side"), std::string::npos) << md;
+  EXPECT_NE(md.find("| category | toolbench (ceiling): pass / AST | toolbench/agent=heuristic (floor): pass / AST | "
+                    "toolbench/agent=openai: pass / AST |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| filesystem | 100.0% / 100.0% (2) | 50.0% / 50.0% (2) | 100.0% / 100.0% (2) |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| memory | 100.0% / 100.0% (1) | 0.0% / 0.0% (1) | 0.0% / 0.0% (1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| all | 100.0% / 100.0% (3) | 33.3% / 33.3% (3) | 66.7% / 66.7% (3) |"), std::string::npos) << md;
+  const std::string html = render(d, Format::Html);
+  EXPECT_NE(html.find("<h3>Agents side by side</h3>"), std::string::npos);
+  for (const char* chart : {"pass rate, filesystem (higher is better)", "pass rate, memory (higher is better)",
+                            "pass rate, all categories (higher is better)"})
+    EXPECT_NE(html.find(chart), std::string::npos) << chart;
+  EXPECT_NE(html.find(">toolbench/agent=heuristic (floor)</text>"), std::string::npos);
+
+  d.cases.resize(1);  // one agent: nothing to put side by side
+  EXPECT_EQ(render(d, Format::Md).find("Agents side by side"), std::string::npos);
+}
+
 TEST(ReportsRenderTest, ASingleSampleShowsNoNoiseEstimate) {
   const std::string dash = "\xE2\x80\x94";
   const std::string html = render(test::fixture_run(), Format::Html);

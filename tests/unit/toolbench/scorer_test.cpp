@@ -147,11 +147,39 @@ Task one_label_task() {
   return t;
 }
 
+Task two_label_task() {
+  Task t = one_label_task();
+  Label second = t.labels[0];
+  second.name = "write_file";
+  second.similar_tools.clear();
+  second.input = {{"path", "./b.txt"}};
+  t.tools.push_back({"write_file", "", kSchema});
+  t.labels.push_back(second);
+  return t;
+}
+
 CallRecord ok_call(const std::string& name, json args) {
   ToolOutcome o;
   o.content = json::array({{{"type", "text"}, {"text", "hello"}}});
   o.text = "hello";
-  return {{name, std::move(args), "filesystem"}, o};
+  return {{name, std::move(args), "filesystem", ""}, o};
+}
+
+TEST(ToolbenchScorerTrial, SingleStepTasksScoreTheLastCallMultiStepTheSequence) {
+  CallRecord look = ok_call("list_directory", {{"path", "."}});
+  look.outcome.is_error = true;  // an exploratory call that failed does not count against a single-step task
+  const CallRecord read = ok_call("read_text_file", {{"path", "./a.txt"}});
+  TrialScore s = score_trial(one_label_task(), {look, read}, "");
+  EXPECT_TRUE(s.pass) << s.reason;
+  s = score_trial(one_label_task(), {read, look}, "");
+  EXPECT_FALSE(s.tool_match);
+  EXPECT_NE(s.reason.find("tool: expected 'read_text_file' got 'list_directory'"), std::string::npos) << s.reason;
+
+  const CallRecord write = ok_call("write_file", {{"path", "b.txt"}});
+  EXPECT_TRUE(score_trial(two_label_task(), {read, write}, "").pass);
+  s = score_trial(two_label_task(), {look, read, write}, "");
+  EXPECT_FALSE(s.tool_match);
+  EXPECT_NE(s.reason.find("expected 2 call(s), got 3"), std::string::npos) << s.reason;
 }
 
 TEST(ToolbenchScorerTrial, PassNeedsAllThree) {
@@ -215,9 +243,9 @@ TEST(ToolbenchScorerTrial, CallCountAndRunErrorsFail) {
   EXPECT_FALSE(s.tool_match || s.exec_pass || s.pass);
   EXPECT_NE(s.reason.find("no tool call made"), std::string::npos);
   const auto c = ok_call("read_text_file", {{"path", "./a.txt"}});
-  s = score_trial(one_label_task(), {c, c}, "");
+  s = score_trial(two_label_task(), {c}, "");
   EXPECT_FALSE(s.tool_match);
-  EXPECT_NE(s.reason.find("expected 1 call(s), got 2"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("expected 2 call(s), got 1"), std::string::npos) << s.reason;
   s = score_trial(one_label_task(), {c}, "step limit reached (1 tool calls)");
   EXPECT_FALSE(s.pass);
   EXPECT_NE(s.reason.find("step limit"), std::string::npos);

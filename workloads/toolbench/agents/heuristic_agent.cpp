@@ -219,7 +219,7 @@ void HeuristicAgent::begin(const TaskPrompt& task, int) {
   const std::vector<RankedTool> ranked = rank_tools(task.query, task.tools);
   if (ranked.empty() || ranked.front().score <= 0) return;
   const ToolSpec& tool = task.tools[ranked.front().index];
-  plan_.push_back({tool.name, fill_arguments(tool.input_schema, read_query(task.query)), ""});
+  plan_.push_back({tool.name, fill_arguments(tool.input_schema, read_query(task.query)), "", ""});
 }
 
 AgentAction HeuristicAgent::next() {
