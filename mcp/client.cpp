@@ -32,7 +32,9 @@ namespace {
 class SessionClient final : public Client {
  public:
   SessionClient(std::unique_ptr<Transport> transport, const ServerSpec& spec, const ClientOptions& options)
-      : options_(options), name_(spec.name), session_(std::move(transport), WarningSink(spec.name, spec.stderr_log)) {
+      : options_(options),
+        name_(spec.name),
+        session_(std::move(transport), WarningSink(spec.name, spec.stderr_log), handlers(options)) {
     initialize();
   }
   ~SessionClient() override { close(); }
@@ -80,6 +82,11 @@ class SessionClient final : public Client {
   void close() override { session_.close(); }
 
  private:
+  static std::map<std::string, RpcSession::RequestHandler> handlers(const ClientOptions& options) {
+    if (!options.on_elicitation) return {};
+    return {{"elicitation/create", options.on_elicitation}};
+  }
+
   /// The `result` of a request; throws McpError (malformed()) when it is not an object.
   json request(const std::string& method, const json& params) {
     return request(method, params, options_.request_timeout);
@@ -98,8 +105,9 @@ class SessionClient final : public Client {
 
   void initialize() {
     const auto& versions = supported_protocol_versions();
+    const json capabilities = options_.on_elicitation ? json{{"elicitation", json::object()}} : json::object();
     const json result = request("initialize", {{"protocolVersion", versions.front()},
-                                               {"capabilities", json::object()},
+                                               {"capabilities", capabilities},
                                                {"clientInfo", {{"name", options_.client_name},
                                                                {"version", options_.client_version}}}},
                                 options_.connect_timeout);
@@ -115,6 +123,7 @@ class SessionClient final : public Client {
     server_info_ = result.value("serverInfo", json::object());
     session_.transport().set_protocol_version(version);
     session_.notify("notifications/initialized", nullptr, options_.connect_timeout);
+    if (options_.on_elicitation) session_.transport().listen();  // where such requests may come
   }
 
   ClientOptions options_;

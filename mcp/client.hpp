@@ -2,6 +2,7 @@
 // MCP client: lifecycle (initialize with version negotiation), tools/list, tools/call, ping, shutdown,
 // over a Transport (stdio, Streamable HTTP, legacy HTTP+SSE). Spec: modelcontextprotocol.io/specification.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -42,6 +43,10 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{30000};  ///< the initialize handshake (includes the server's start-up)
   std::string client_name = "mlsysbench";
   std::string client_version = "0.1.0";
+  /// When set, the client declares the `elicitation` capability and answers the server's
+  /// elicitation/create requests with on_elicitation(params) (e.g. accept_with_defaults, elicitation.hpp);
+  /// unset, such requests get -32601.
+  std::function<nlohmann::json(const nlohmann::json& params)> on_elicitation;
 };
 
 /// A tool as the server lists it.

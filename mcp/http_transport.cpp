@@ -1,6 +1,8 @@
 #include "mcp/http_transport.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "mcp/jsonrpc.hpp"
 #include "mcp/sse_parser.hpp"
@@ -12,9 +14,14 @@ using nlohmann::json;
 namespace {
 constexpr size_t kErrorExcerpt = 300;
 constexpr long kDeleteTimeoutMs = 2000;
+constexpr int64_t kDefaultRetryMs = 1000;  // reconnection wait when the stream set none
+constexpr int kMaxResumes = 5;             // GETs to resume one request's stream
+constexpr int kMaxListenFailures = 3;      // failed standalone-stream GETs in a row before giving up
+constexpr auto kListenStartWait = std::chrono::seconds(5);  // listen() waits this long for the first GET
+using Clock = std::chrono::steady_clock;
 }  // namespace
 
-/// One POST in flight: what its reply looked like so far.
+/// One HTTP exchange in flight (a POST, a resuming GET, the standalone stream): its reply so far.
 struct HttpTransport::Exchange {
   HttpTransport* self;
   std::optional<json> awaited_id;  ///< the id of the request sent, if it was one
@@ -29,11 +36,20 @@ struct HttpTransport::Exchange {
         sse([this](const SseEvent& e) { on_event(e); }, jsonrpc::kMaxMessageBytes) {}
 
   void deliver(json message) {
-    if (awaited_id && message.is_object() && jsonrpc::classify(message) == jsonrpc::Kind::response &&
-        message["id"] == *awaited_id) {
-      answered = true;
+    if (message.is_object() && jsonrpc::classify(message) == jsonrpc::Kind::response) {
+      if (awaited_id && message["id"] == *awaited_id) answered = true;
+      std::lock_guard lock(self->mu_);
+      self->answered_.insert(message["id"].dump());
     }
     self->on_message_(std::move(message));
+  }
+  /// Whether the awaited response came, on this exchange or another (the standalone stream, say).
+  bool done() {
+    if (!answered && awaited_id) {
+      std::lock_guard lock(self->mu_);
+      answered = self->answered_.count(awaited_id->dump()) > 0;
+    }
+    return answered;
   }
   void on_event(const SseEvent& e) {
     if (e.event != "message" || e.data.empty()) return;
@@ -102,7 +118,41 @@ size_t HttpTransport::on_body(char* data, size_t size, size_t count, void* p) {
   return ex.too_big ? 0 : n;
 }
 
+CURLcode HttpTransport::perform(Exchange& ex, const CurlHeaders& headers, const std::string* payload,
+                                std::chrono::milliseconds timeout, std::string& error) {
+  CurlEasy h = acquire();
+  char errbuf[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
+  if (payload) {
+    curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, payload->data());
+    curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload->size()));
+  } else {
+    curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
+  }
+  curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
+  curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &ex);
+  curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
+  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &ex);
+  curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
+  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
+  if (ex.awaited_id) {  // a response that comes on another stream ends the wait (checked about once a second)
+    curl_easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h.get(), CURLOPT_XFERINFODATA, &ex);
+    curl_easy_setopt(h.get(), CURLOPT_XFERINFOFUNCTION, +[](void* p, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+      return static_cast<Exchange*>(p)->done() ? 1 : 0;
+    });
+  }
+  const CURLcode rc = curl_easy_perform(h.get());
+  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &ex.status);
+  release(std::move(h));
+  if (rc != CURLE_OK) error = *errbuf ? errbuf : curl_easy_strerror(rc);
+  return rc;
+}
+
 void HttpTransport::send(const json& message, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
   const bool is_request = jsonrpc::classify(message) == jsonrpc::Kind::request;
   Exchange ex(this, is_request ? std::optional<json>(message["id"]) : std::nullopt);
   const std::string payload = message.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -112,23 +162,8 @@ void HttpTransport::send(const json& message, std::chrono::milliseconds timeout)
   headers.add("Expect:");  // no 100-continue round trip for larger bodies
   add_common_headers(headers);
 
-  CurlEasy h = acquire();
-  char errbuf[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
-  curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, payload.data());
-  curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-  curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
-  curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &ex);
-  curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
-  const CURLcode rc = curl_easy_perform(h.get());
-  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &ex.status);
-  release(std::move(h));
-
+  std::string error;
+  const CURLcode rc = perform(ex, headers, &payload, timeout, error);
   const std::string where = "server '" + spec_.name + "': POST " + spec_.url;
   if (rc == CURLE_OPERATION_TIMEDOUT) {
     throw TimeoutError(where + " timed out after " + std::to_string(timeout.count()) + " ms");
@@ -137,8 +172,9 @@ void HttpTransport::send(const json& message, std::chrono::milliseconds timeout)
     throw McpError(where + " answered a message larger than " + std::to_string(jsonrpc::kMaxMessageBytes >> 20) +
                    " MiB");
   }
-  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && ex.answered)) {
-    throw McpError(where + " failed: " + (*errbuf ? errbuf : curl_easy_strerror(rc)));
+  const bool ended_by_us = (rc == CURLE_WRITE_ERROR || rc == CURLE_ABORTED_BY_CALLBACK) && ex.answered;
+  if (rc != CURLE_OK && !ended_by_us) {
+    throw McpError(where + " failed: " + error);
   }
   if (ex.status >= 400 || ex.status < 200) {
     throw McpError(where + " answered HTTP " + std::to_string(ex.status) +
@@ -154,9 +190,129 @@ void HttpTransport::send(const json& message, std::chrono::milliseconds timeout)
     if (!reply) throw McpError(where + " answered a body that " + problem);
     ex.deliver(std::move(*reply));
   }
+  if (ex.awaited_id && !ex.done() && ex.content_type.starts_with("text/event-stream")) resume(ex, deadline);
+  if (ex.awaited_id) {
+    std::lock_guard lock(mu_);
+    answered_.erase(ex.awaited_id->dump());
+  }
+}
+
+void HttpTransport::resume(Exchange& posted, Clock::time_point deadline) {
+  const std::string where = "server '" + spec_.name + "': the SSE stream of a POST to " + spec_.url +
+                            " ended before the response";
+  if (posted.done()) return;  // the response came on the standalone stream
+  std::string last_id = posted.sse.last_event_id();
+  int64_t retry_ms = posted.sse.retry_ms().value_or(kDefaultRetryMs);
+  if (last_id.empty()) throw McpError(where + " (no event id to resume it from)");
+  for (int attempt = 1; attempt <= kMaxResumes; ++attempt) {
+    if (Clock::now() + std::chrono::milliseconds(retry_ms) >= deadline)
+      throw TimeoutError(where + "; the request timed out before it could be resumed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(retry_ms));  // the server's `retry:`, as SEP-1699 asks
+    if (posted.done()) return;
+    Exchange ex(this, posted.awaited_id);
+    CurlHeaders headers;
+    headers.add("Accept: text/event-stream");
+    headers.add("Last-Event-ID: " + last_id);
+    add_common_headers(headers);
+    std::string error;
+    const CURLcode rc = perform(ex, headers, nullptr,
+                                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), error);
+    if (ex.done()) {
+      posted.answered = true;
+      return;
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT) throw TimeoutError(where + "; resuming it with GET timed out");
+    if (ex.status >= 400)
+      throw McpError(where + "; resuming it with GET (Last-Event-ID " + last_id + ") got HTTP " +
+                     std::to_string(ex.status));
+    if (rc != CURLE_OK) throw McpError(where + "; resuming it with GET failed: " + error);
+    if (!ex.sse.last_event_id().empty()) last_id = ex.sse.last_event_id();
+    retry_ms = ex.sse.retry_ms().value_or(retry_ms);
+  }
+  throw McpError(where + "; " + std::to_string(kMaxResumes) + " GETs did not bring it");
+}
+
+void HttpTransport::listen() {
+  std::unique_lock lock(mu_);
+  if (closed_ || listener_.joinable()) return;
+  multi_ = curl_multi_init();
+  if (!multi_) throw McpError("server '" + spec_.name + "': curl_multi_init failed");
+  listener_ = std::thread([this] { listen_loop(); });
+  // Wait until the server has answered the first GET (or it failed), so the stream is open before the
+  // requests that follow: a server may send on it what concerns them.
+  stop_cv_.wait_for(lock, kListenStartWait, [this] { return listening_ || stop_listening_; });
+}
+
+void HttpTransport::listen_loop() {
+  std::string last_id, problem;
+  int64_t retry_ms = kDefaultRetryMs;
+  for (int failures = 0; !stop_listening_;) {
+    Exchange ex(this, std::nullopt);
+    CurlHeaders headers;
+    headers.add("Accept: text/event-stream");
+    if (!last_id.empty()) headers.add("Last-Event-ID: " + last_id);
+    add_common_headers(headers);
+    CurlEasy h = make_curl_easy();
+    curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
+    curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
+    curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &ex);
+    curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
+    curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &ex);
+    curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
+    curl_multi_add_handle(multi_, h.get());
+    int running = 1;
+    while (running && !stop_listening_) {
+      curl_multi_perform(multi_, &running);
+      long status = 0;
+      curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
+      if ((status != 0 || !running) && !listening_) {
+        std::lock_guard lock(mu_);
+        listening_ = true;
+        stop_cv_.notify_all();
+      }
+      if (running) curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);  // close() wakes it
+    }
+    CURLcode rc = CURLE_OK;
+    int queued = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi_, &queued))
+      if (m->msg == CURLMSG_DONE) rc = m->data.result;
+    curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &ex.status);
+    curl_multi_remove_handle(multi_, h.get());
+    if (stop_listening_ || ex.status == 405) return;  // closing, or the server offers no standalone stream
+    const bool got_events = !ex.sse.last_event_id().empty();
+    if (got_events) last_id = ex.sse.last_event_id();
+    retry_ms = ex.sse.retry_ms().value_or(retry_ms);
+    if (ex.status >= 400 || (rc != CURLE_OK && !got_events)) {
+      problem = ex.status >= 400 ? "HTTP " + std::to_string(ex.status) : curl_easy_strerror(rc);
+      if (++failures >= kMaxListenFailures) {
+        warn_("the standalone SSE stream (GET " + spec_.url + ") failed " + std::to_string(failures) +
+              " times; server requests outside our own requests will not arrive: " + problem);
+        return;
+      }
+    } else {
+      failures = 0;
+    }
+    std::unique_lock lock(mu_);
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(retry_ms), [this] { return stop_listening_.load(); });
+  }
+}
+
+void HttpTransport::stop_listening() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    stop_listening_ = true;
+    if (multi_) curl_multi_wakeup(multi_);
+  }
+  stop_cv_.notify_all();
+  if (listener_.joinable()) listener_.join();
+  if (multi_) curl_multi_cleanup(multi_);
+  multi_ = nullptr;
 }
 
 void HttpTransport::close() noexcept {
+  stop_listening();
   CurlEasy h;
   {
     std::lock_guard lock(mu_);

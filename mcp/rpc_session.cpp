@@ -30,8 +30,9 @@ std::string malformed(const json& response) {
 
 }  // namespace
 
-RpcSession::RpcSession(std::unique_ptr<Transport> transport, WarningSink warn)
-    : transport_(std::move(transport)), warn_(std::move(warn)) {
+RpcSession::RpcSession(std::unique_ptr<Transport> transport, WarningSink warn,
+                       std::map<std::string, RequestHandler> handlers)
+    : transport_(std::move(transport)), warn_(std::move(warn)), handlers_(std::move(handlers)) {
   transport_->start([this](json m) { on_message(std::move(m)); },
                     [this](const std::string& reason) { on_closed(reason); });
 }
@@ -128,9 +129,18 @@ void RpcSession::on_response(json&& message) {
 
 void RpcSession::on_server_request(const json& message) {
   const std::string& method = message["method"].get_ref<const std::string&>();
-  const json reply = method == "ping"
-                         ? jsonrpc::result(message["id"], json::object())
-                         : jsonrpc::error(message["id"], jsonrpc::kMethodNotFound, "Method not found: " + method);
+  json reply;
+  if (method == "ping") {
+    reply = jsonrpc::result(message["id"], json::object());
+  } else if (const auto h = handlers_.find(method); h != handlers_.end()) {
+    try {
+      reply = jsonrpc::result(message["id"], h->second(message.value("params", json::object())));
+    } catch (const std::exception& e) {
+      reply = jsonrpc::error(message["id"], jsonrpc::kInternalError, e.what());
+    }
+  } else {
+    reply = jsonrpc::error(message["id"], jsonrpc::kMethodNotFound, "Method not found: " + method);
+  }
   try {
     transport_->send(reply, std::chrono::seconds(10));
   } catch (const std::exception& e) {

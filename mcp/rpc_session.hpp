@@ -1,9 +1,11 @@
 #pragma once
 // JSON-RPC 2.0 over a Transport: numbered requests whose responses may arrive in any order, each with a
-// timeout; notifications; answers to the server's own requests (ping; -32601 for the rest).
+// timeout; notifications; answers to the server's own requests (ping, the methods given handlers;
+// -32601 for the rest).
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,8 +21,13 @@ namespace mlsb::mcp {
 
 class RpcSession {
  public:
-  /// Starts the transport (throws what Transport::start throws).
-  RpcSession(std::unique_ptr<Transport> transport, WarningSink warn);
+  /// Answers a server request of its method with handler(params) as the result (an exception becomes a
+  /// -32603 error with its message).
+  using RequestHandler = std::function<nlohmann::json(const nlohmann::json& params)>;
+  /// Starts the transport (throws what Transport::start throws). `handlers`: method -> handler for the
+  /// server's requests besides ping.
+  RpcSession(std::unique_ptr<Transport> transport, WarningSink warn,
+             std::map<std::string, RequestHandler> handlers = {});
   ~RpcSession();
   RpcSession(const RpcSession&) = delete;
   RpcSession& operator=(const RpcSession&) = delete;
@@ -53,6 +60,7 @@ class RpcSession {
 
   std::unique_ptr<Transport> transport_;
   WarningSink warn_;
+  const std::map<std::string, RequestHandler> handlers_;
   std::mutex mu_;
   std::map<int64_t, std::shared_ptr<Pending>> pending_;
   int64_t next_id_ = 1;

@@ -57,6 +57,10 @@ void SseParser::line(std::string_view text) {
     event_.assign(value);
   } else if (field == "id") {
     if (value.find('\0') == std::string_view::npos) last_id_.assign(value);
+  } else if (field == "retry") {  // digits only, else ignored (WHATWG); capped to keep the arithmetic sane
+    if (!value.empty() && value.size() <= 9 &&
+        value.find_first_not_of("0123456789") == std::string_view::npos)
+      retry_ms_ = std::stoll(std::string(value));
   }
 }
 

@@ -24,6 +24,10 @@ class Transport {
   virtual void send(const nlohmann::json& message, std::chrono::milliseconds timeout) = 0;
   /// Tells the transport the negotiated protocol version (HTTP sends it as MCP-Protocol-Version).
   virtual void set_protocol_version(const std::string& /*version*/) {}
+  /// Opens the channel on which the server sends requests and notifications outside any exchange of
+  /// ours (Streamable HTTP: the standalone GET stream). Called once, after initialization; stdio and the
+  /// legacy SSE transport have it already and do nothing.
+  virtual void listen() {}
   /// Ends the connection; no handler runs after it returns. Idempotent, never throws.
   virtual void close() noexcept = 0;
 };

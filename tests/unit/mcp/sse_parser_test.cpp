@@ -46,6 +46,19 @@ TEST(McpSseParser, ParsesFieldsWhateverTheChunking) {
   }
 }
 
+// What a client needs to resume a stream (SEP-1699): the last id and the retry time, even when set by a
+// priming event with empty data; a malformed retry is ignored.
+TEST(McpSseParser, KeepsTheLastIdAndRetryForReconnection) {
+  std::vector<SseEvent> events;
+  SseParser parser([&](const SseEvent& e) { events.push_back(e); });
+  EXPECT_EQ(parser.retry_ms(), std::nullopt);
+  parser.feed("id: event-1\nretry: 500\ndata: \n\n");
+  EXPECT_EQ(parser.last_event_id(), "event-1");
+  EXPECT_EQ(parser.retry_ms(), 500);
+  parser.feed("retry: 5s\nretry: -1\nretry: 99999999999\n\n");
+  EXPECT_EQ(parser.retry_ms(), 500);
+}
+
 TEST(McpSseParser, CrLfSplitAcrossChunksIsOneLineEnd) {
   std::vector<SseEvent> events;
   SseParser parser([&](const SseEvent& e) { events.push_back(e); });
