@@ -15,10 +15,13 @@
 #include "backends/comm/mpi_env.hpp"
 #include "harness/catalog.hpp"
 #include "harness/environment.hpp"
+#include "harness/mcp_serve.hpp"
 #include "harness/plan.hpp"
 #include "harness/progress.hpp"
 #include "harness/runner.hpp"
 #include "harness/suite.hpp"
+#include "mcp/server/http_server.hpp"
+#include "mcp/server/stdio_server.hpp"
 #include "reports/compare.hpp"
 #include "reports/import_gbench.hpp"
 #include "reports/render.hpp"
@@ -184,6 +187,17 @@ int main(int argc, char** argv) {
   import_gbench->add_option("file", gbench_file, "the JSON file")->required();
   import_gbench->add_option("--tag", import_tags, "tag the run (repeatable)");
 
+  // mcp-serve
+  auto* serve = app.add_subcommand("mcp-serve", "serve the harness as MCP tools (list, run, report, compare) "
+                                                "over stdio, or Streamable HTTP with --http");
+  bool serve_http = false;
+  std::string serve_host = "127.0.0.1";
+  int serve_port = 0;
+  serve->add_flag("--http", serve_http, "Streamable HTTP at http://HOST:PORT/mcp instead of stdio");
+  serve->add_option("--host", serve_host, "address to bind with --http (default 127.0.0.1)");
+  serve->add_option("--port", serve_port, "port with --http (default 0: any free port, printed on stderr)")
+      ->check(CLI::Range(0, 65535));
+
   // env
   auto* env = app.add_subcommand("env", "print the environment a run would record (JSON)");
 
@@ -212,7 +226,7 @@ int main(int argc, char** argv) {
       if (arg.empty() || arg[0] == '-') continue;
       const auto subs = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == arg; });
       if (!subs.empty()) break;
-      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, import, env, db)\n",
+      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, import, mcp-serve, env, db)\n",
                    arg.c_str());
       return 2;
     }
@@ -230,6 +244,18 @@ int main(int argc, char** argv) {
     if (*env) {
       std::cout << mlsb::capture_environment().dump(2) << "\n";
       return 0;
+    }
+    if (*serve) {
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
+      mlsb::mcp::ToolServer server("mlsysbench", MLSB_VERSION, mlsb::harness_tools(db, suite_dirs, g_interrupt));
+      if (!serve_http) return mlsb::mcp::serve_stdio(server, g_interrupt);
+      mlsb::mcp::HttpServeOptions http;
+      http.host = serve_host;
+      http.port = serve_port;
+      http.on_listening = [&](const std::string& url) {
+        std::fprintf(stderr, "mlsysbench mcp-serve: listening on %s (store %s)\n", url.c_str(), db.c_str());
+      };
+      return mlsb::mcp::serve_http(server, http, g_interrupt);
     }
     if (*run) {
       mlsb::RunnerOverrides ro;

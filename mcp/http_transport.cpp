@@ -118,24 +118,27 @@ size_t HttpTransport::on_body(char* data, size_t size, size_t count, void* p) {
   return ex.too_big ? 0 : n;
 }
 
+void HttpTransport::bind(CURL* h, Exchange& ex, const CurlHeaders& headers) {
+  curl_easy_setopt(h, CURLOPT_URL, spec_.url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);  // a payload set afterwards makes it a POST
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+}
+
 CURLcode HttpTransport::perform(Exchange& ex, const CurlHeaders& headers, const std::string* payload,
                                 std::chrono::milliseconds timeout, std::string& error) {
   CurlEasy h = acquire();
   char errbuf[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
+  bind(h.get(), ex, headers);
   if (payload) {
     curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, payload->data());
     curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload->size()));
-  } else {
-    curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
   }
-  curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
-  curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &ex);
   curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
-  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
   if (ex.awaited_id) {  // a response that comes on another stream ends the wait (checked about once a second)
     curl_easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
@@ -253,14 +256,7 @@ void HttpTransport::listen_loop() {
     if (!last_id.empty()) headers.add("Last-Event-ID: " + last_id);
     add_common_headers(headers);
     CurlEasy h = make_curl_easy();
-    curl_easy_setopt(h.get(), CURLOPT_URL, spec_.url.c_str());
-    curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
-    curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &ex);
-    curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
-    curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &ex);
-    curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
+    bind(h.get(), ex, headers);
     curl_multi_add_handle(multi_, h.get());
     int running = 1;
     while (running && !stop_listening_) {

@@ -1,0 +1,121 @@
+#include "mcp/server/http_server.hpp"
+
+#include <httplib.h>
+
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "harness/json_parse.hpp"
+#include "mcp/jsonrpc.hpp"
+
+namespace mlsb::mcp {
+
+using nlohmann::json;
+
+namespace {
+
+std::string new_session_id() {
+  static std::mutex mu;
+  static std::mt19937_64 rng(std::random_device{}());
+  std::lock_guard lock(mu);
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+bool loopback_origin(const std::string& origin) {
+  for (const char* scheme : {"http://", "https://"})
+    for (const char* host : {"localhost", "127.0.0.1", "[::1]"}) {
+      const std::string base = std::string(scheme) + host;
+      if (origin == base || origin.rfind(base + ":", 0) == 0) return true;
+    }
+  return false;
+}
+
+void json_reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(dump_json(body), "application/json");
+}
+
+}  // namespace
+
+int serve_http(ToolServer& server, const HttpServeOptions& options, const std::atomic<bool>& stop) {
+  httplib::Server http;
+  std::mutex mu;
+  std::set<std::string> sessions;
+  const auto session_known = [&](const std::string& id) {
+    std::lock_guard lock(mu);
+    return sessions.count(id) > 0;
+  };
+  // The checks every method shares; false when `res` already holds the refusal.
+  const auto admitted = [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_header("Origin") && !loopback_origin(req.get_header_value("Origin"))) {
+      json_reply(res, 403, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest, "Origin not allowed"));
+      return false;
+    }
+    if (req.has_header("MCP-Protocol-Version") && !ToolServer::supports(req.get_header_value("MCP-Protocol-Version"))) {
+      json_reply(res, 400, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest,
+                                          "unsupported MCP-Protocol-Version " + req.get_header_value("MCP-Protocol-Version")));
+      return false;
+    }
+    return true;
+  };
+  http.Post(options.path, [&](const httplib::Request& req, httplib::Response& res) {
+    if (!admitted(req, res)) return;
+    std::string problem;
+    const auto message = jsonrpc::parse_message(req.body, problem);
+    if (!message) {
+      json_reply(res, 400, jsonrpc::error(nullptr, jsonrpc::kParseError, "Parse error: the body " + problem));
+      return;
+    }
+    const bool initialize = message->is_object() && message->value("method", json()) == "initialize";
+    const std::string session = req.get_header_value("Mcp-Session-Id");
+    if (!initialize) {
+      if (session.empty()) {
+        json_reply(res, 400, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest, "missing Mcp-Session-Id"));
+        return;
+      }
+      if (!session_known(session)) {
+        json_reply(res, 404, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest, "unknown or ended session"));
+        return;
+      }
+    }
+    const auto reply = server.handle(*message);
+    if (!reply) {
+      res.status = 202;
+      return;
+    }
+    if (initialize && reply->contains("result")) {
+      const std::string id = new_session_id();
+      {
+        std::lock_guard lock(mu);
+        sessions.insert(id);
+      }
+      res.set_header("Mcp-Session-Id", id);
+    }
+    json_reply(res, 200, *reply);
+  });
+  http.Get(options.path, [&](const httplib::Request& req, httplib::Response& res) {
+    if (!admitted(req, res)) return;
+    res.status = 405;
+    res.set_header("Allow", "POST, DELETE");
+  });
+  http.Delete(options.path, [&](const httplib::Request& req, httplib::Response& res) {
+    if (!admitted(req, res)) return;
+    std::lock_guard lock(mu);
+    res.status = sessions.erase(req.get_header_value("Mcp-Session-Id")) ? 200 : 404;
+  });
+  const int port = options.port == 0 ? http.bind_to_any_port(options.host) : (http.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port < 0) throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port));
+  std::thread listener([&] { http.listen_after_bind(); });
+  if (options.on_listening) options.on_listening("http://" + options.host + ":" + std::to_string(port) + options.path);
+  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  http.stop();
+  listener.join();
+  return 0;
+}
+
+}  // namespace mlsb::mcp
