@@ -163,6 +163,29 @@ TEST(McpServe, StreamableHttpEnforcesSessionsVersionAndOrigin) {
   EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}}, ping, "application/json")->status, 404);  // ended
 }
 
+// The official conformance suite's server scenarios that apply to a tools-only server.
+TEST(McpServe, PassesTheConformanceServerScenarios) {
+  const fs::path cli = test::npm_bin_dir() / "conformance";
+  ASSERT_TRUE(fs::exists(cli)) << cli << " missing: run scripts/setup-deps";
+  test::TempDir dir;
+  HttpServe serve(dir / "runs.db", dir / "serve.log");
+  ASSERT_FALSE(serve.url().empty());
+  for (const char* scenario : {"server-initialize", "ping", "tools-list", "dns-rebinding-protection"}) {
+    const fs::path out = dir / scenario;
+    const test::CommandResult r = test::run_shell(test::shell_quote(cli) + " server --url " + serve.url() +
+                                                  " --scenario " + scenario + " -o " + test::shell_quote(out));
+    EXPECT_EQ(r.exit_code, 0) << scenario << ": " << r.out << r.err;
+    int checked = 0;
+    for (const auto& run : fs::directory_iterator(out))
+      for (const auto& c : json::parse(test::read_file(run.path() / "checks.json"))) {
+        const std::string status = c.value("status", "");
+        EXPECT_TRUE(status == "SUCCESS" || status == "INFO") << scenario << ": " << c.dump();
+        checked += status == "SUCCESS";
+      }
+    EXPECT_GE(checked, 1) << scenario;
+  }
+}
+
 TEST(McpServe, TheOfficialSdkClientUsesItOverStdioAndHttp) {
   const fs::path script = test::source_dir() / "tests/integration/mcp/sdk_client.mjs";
   if (!fs::exists(test::source_dir() / "mcp/servers/node_modules/@modelcontextprotocol/sdk"))
