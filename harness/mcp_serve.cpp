@@ -46,6 +46,12 @@ std::vector<std::string> axis_specs(const json& params) {
   return specs;
 }
 
+// The store, opened to read; ToolError when no run has been stored yet.
+reports::Store read_store(const std::string& db) {
+  if (!std::filesystem::exists(db)) throw ToolError("no runs yet: the store " + db + " does not exist (use run)");
+  return reports::Store(db, /*read_only=*/true);
+}
+
 int64_t resolve(reports::Store& store, const std::string& ref) {
   if (auto id = store.resolve_run(ref)) return *id;
   throw ToolError("no run matches '" + ref + "' (use an id, a uuid, a tag, latest or latest~N; see list_runs)");
@@ -91,7 +97,12 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
          const std::string target = arg<std::string>(args, "target", "");
          if (target.empty()) throw ToolError("argument 'target' is required: a suite or workload name");
          RunnerOverrides ro;
-         if (const int reps = arg<int>(args, "repetitions", 0); reps > 0) ro.set_repetitions(reps);
+         if (args.contains("repetitions") && !args["repetitions"].is_null()) {
+           const json& reps = args["repetitions"];
+           if (!reps.is_number_integer() || reps.get<int64_t>() < 1 || reps.get<int64_t>() > 1'000'000)
+             throw ToolError("argument 'repetitions' must be an integer from 1 to 1000000, got " + reps.dump());
+           ro.set_repetitions(reps.get<int>());
+         }
          Plan plan;
          try {
            plan = build_plan(target, suite_dirs, parse_axis_overrides(axis_specs(args.value("params", json()))), ro,
@@ -121,7 +132,9 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
   tools.push_back({"list_runs", "Stored runs, newest first: id, uuid, suite, status, tags, case counts.",
                    object_schema({{"limit", {{"type", "integer"}, {"minimum", 0}, {"description", "0 = all (default 20)"}}}}),
                    [db](const json& args) {
-                     reports::Store store(db, /*read_only=*/true);
+                     if (!std::filesystem::exists(db))
+                       return ServerTool::Output{{{"runs", json::array()}}, "no runs yet (" + db + " does not exist)\n"};
+                     reports::Store store = read_store(db);
                      const auto runs = store.list_run_summaries(arg<int>(args, "limit", 20));
                      json list = json::array();
                      for (const auto& r : runs)
@@ -135,7 +148,7 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
                    object_schema({{"run", run_ref},
                                   {"format", {{"type", "string"}, {"enum", {"json", "md"}}, {"description", "default json"}}}}),
                    [db](const json& args) {
-                     reports::Store store(db, /*read_only=*/true);
+                     reports::Store store = read_store(db);
                      const std::string format = arg<std::string>(args, "format", "json");
                      if (format != "json" && format != "md") throw ToolError("format must be json or md");
                      const auto data = store.load_run(resolve(store, arg<std::string>(args, "run", "latest")));
@@ -155,7 +168,7 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
                       {"alpha", {{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"description", "significance level (0.05)"}}}},
                      {"base", "candidate"}),
        [db](const json& args) {
-         reports::Store store(db, /*read_only=*/true);
+         reports::Store store = read_store(db);
          reports::CompareOptions opts;
          opts.threshold = arg<double>(args, "threshold", opts.threshold);
          opts.alpha = arg<double>(args, "alpha", opts.alpha);

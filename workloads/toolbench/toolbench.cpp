@@ -208,6 +208,8 @@ class ToolbenchWorkload final : public Workload {
     unexplained_.clear();
     server_tallies_.clear();
     unknown_servers_.clear();
+    first_agent_error_.clear();
+    agent_errors_ = 0;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Slot> slots = run_trials(state);
     if (state.cancelled()) return;  // the runner discards this sample
@@ -236,6 +238,7 @@ class ToolbenchWorkload final : public Workload {
         exec += slot.score.exec_pass;
         passes += slot.score.pass;
         agent_errors += run.agent_error;
+        if (run.agent_error && first_agent_error_.empty()) first_agent_error_ = run.error;
         add(state, item_key(u.task->uuid, t), make_item(*u.task, run, slot.score));
       }
       if (u.task && setup_.max_tools > 0)  // a bad record: 0
@@ -255,6 +258,7 @@ class ToolbenchWorkload final : public Workload {
       state.record("call_latency_p95_ms", percentile(latencies, 0.95));
     }
     state.record("agent_error_rate", agent_errors / runs);
+    agent_errors_ = static_cast<std::size_t>(agent_errors);
     if (!model_latencies.empty()) {  // an agent with a model that answered at least once
       state.record("model_latency_p50_ms", percentile(model_latencies, 0.50));
       state.record("model_latency_p95_ms", percentile(model_latencies, 0.95));
@@ -282,6 +286,13 @@ class ToolbenchWorkload final : public Workload {
                                                   std::to_string(tally.failed) + " of " +
                                                   count_of(tally.used, "task trial") + ": " + tally.cause);
     if (!broken.empty()) state.fail(broken);
+    // Agent errors (the model's API unreachable, a budget used up) are not the model's answers: when every
+    // trial ended so, the scores measure nothing and the case fails; some are worth a warning.
+    if (agent_errors_ > 0 && agent_errors_ == expected)
+      state.fail("every task trial was an agent error (first: " + first_agent_error_ + ")");
+    if (agent_errors_ > 0)
+      state.warn(count_of(agent_errors_, "task trial") + " of " + std::to_string(expected) +
+                 " ended in an agent error (first: " + first_agent_error_ + ")");
   }
 
   void teardown(State& state) override {
@@ -368,6 +379,8 @@ class ToolbenchWorkload final : public Workload {
   std::string unexplained_;
   std::map<std::string, ServerTally> server_tallies_;   // configured servers, this sample
   std::map<std::string, std::size_t> unknown_servers_;  // server -> task trials that called it
+  std::size_t agent_errors_ = 0;                         // task trials ended by an agent error, this sample
+  std::string first_agent_error_;
 };
 
 }  // namespace

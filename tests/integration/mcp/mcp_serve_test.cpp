@@ -93,6 +93,11 @@ void exercise(Client& client) {
   const CallResult bad_axis = client.call_tool("run", {{"target", "toolbench"}, {"params", {{"trials", 0}}}});
   EXPECT_TRUE(bad_axis.is_error);
   EXPECT_NE(bad_axis.text().find("trials"), std::string::npos) << bad_axis.text();
+  for (const json& reps : {json(-3), json(1e12), json("2")}) {
+    const CallResult bad_reps = client.call_tool("run", {{"target", "toolbench"}, {"repetitions", reps}});
+    EXPECT_TRUE(bad_reps.is_error) << reps;
+    EXPECT_NE(bad_reps.text().find("'repetitions' must be an integer from 1 to 1000000"), std::string::npos);
+  }
   const CallResult wrong_type = client.call_tool("run", {{"target", 5}});
   EXPECT_TRUE(wrong_type.is_error);
   EXPECT_NE(wrong_type.text().find("argument 'target' has the wrong type"), std::string::npos) << wrong_type.text();
@@ -108,6 +113,10 @@ TEST(McpServe, StdioServesTheHarnessToOurClient) {
   test::TempDir dir;
   auto client = Client::connect(stdio_spec(dir / "runs.db", dir / "serve.log"));
   EXPECT_EQ(client->server_info()["name"], "mlsysbench");
+  const CallResult none = client->call_tool("get_report", json::object());  // nothing stored yet
+  EXPECT_TRUE(none.is_error);
+  EXPECT_NE(none.text().find("no runs yet"), std::string::npos) << none.text();
+  EXPECT_TRUE(client->call_tool("list_runs", json::object()).structured["runs"].empty());
   EXPECT_EQ(client->protocol_version(), supported_protocol_versions().front());
   exercise(*client);
   client->close();

@@ -159,6 +159,13 @@ TEST(ToolbenchLlmAgent, ModelMistakesAreMissesWithReasons) {
   EXPECT_EQ(m[3]["content"].get<std::string>().rfind("error: arguments are not JSON", 0), 0u) << m[3];
   EXPECT_EQ(m[4]["content"], "error: arguments are not a JSON object (got array)");
 
+  // A reply that quotes the key (here the answer) is redacted before anything keeps it.
+  FakeLlm echo(authored_tasks());
+  echo.always({200, json{{"choices", {{{"message", {{"role", "assistant"}, {"content", std::string("key: ") + kKey}}}}}}}.dump(),
+               {}, false, {}});
+  const CaseResult echoed = run_llm(echo, "openai", {{"limit", int64_t{1}}});
+  EXPECT_EQ(echoed.items.at(0).second["answer"], "key: [redacted]");
+
   FakeLlm silent(authored_tasks());
   silent.always({200, FakeLlm::recorded("openai_answer"), {}, false, {}});
   const CaseResult none = run_llm(silent, "openai", {{"limit", int64_t{1}}});
@@ -183,7 +190,9 @@ TEST(ToolbenchLlmAgent, ExhaustedRetriesAreAgentErrorsNotWrongAnswers) {
   FakeLlm llm(authored_tasks());
   llm.always({503, R"({"error": {"message": "overloaded"}})", {}, false, {}});
   const CaseResult r = run_llm(llm, "openai", {{"limit", int64_t{3}}, {"max_retries", int64_t{2}}});
-  ASSERT_EQ(r.failure, "");  // the case goes on: its items say what happened
+  // Every trial an agent error: the scores measure nothing, so the case fails (its items are kept).
+  EXPECT_NE(r.failure.find("every task trial was an agent error (first: agent 'openai': openai API"),
+            std::string::npos) << r.failure;
   EXPECT_EQ(r.metric("agent_error_rate"), 1.0);
   EXPECT_EQ(r.metric("pass_at_1"), 0.0);
   EXPECT_EQ(r.samples.count("model_latency_p50_ms"), 0u);
@@ -200,7 +209,8 @@ TEST(ToolbenchLlmAgent, ExhaustedRetriesAreAgentErrorsNotWrongAnswers) {
 TEST(ToolbenchLlmAgent, RejectedKeyStopsTheRunAndIsRedacted) {
   FakeLlm llm(authored_tasks());
   const CaseResult r = run_llm(llm, "openai", {{"limit", int64_t{4}}, {"base_url", llm.base_url("openai", "/deny")}});
-  ASSERT_EQ(r.failure, "");
+  EXPECT_NE(r.failure.find("every task trial was an agent error"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.failure.find(kKey), std::string::npos);
   EXPECT_EQ(llm.requests().size(), 1u);
   EXPECT_EQ(r.metric("agent_error_rate"), 1.0);
   for (const auto& [key, item] : r.items) {
@@ -221,6 +231,9 @@ TEST(ToolbenchLlmAgent, BudgetAndDeadlineEndTrialsAsAgentErrors) {
   EXPECT_NEAR(r.metric("agent_error_rate"), 2.0 / 3.0, 1e-12);
   EXPECT_NE(r.items[2].second["reason"].get<std::string>().find("3 model requests used up (budget_requests)"),
             std::string::npos) << reasons(r);
+  bool warned = false;
+  for (const auto& w : r.warnings) warned = warned || w.rfind("2 task trials of 3 ended in an agent error", 0) == 0;
+  EXPECT_TRUE(warned);
   EXPECT_EQ(llm.requests().size(), 3u);
 
   FakeLlm slow(authored_tasks());

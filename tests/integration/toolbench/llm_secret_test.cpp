@@ -28,7 +28,7 @@ TEST(ToolbenchLlmSecrets, APlantedKeyReachesNoOutput) {
                            llm.base_url("openai", "/deny"));
   };
   const test::CommandResult first = run(), real = run();
-  EXPECT_EQ(real.exit_code, 0) << real.out << real.err;
+  EXPECT_EQ(real.exit_code, 1) << real.out << real.err;  // the rejected case fails: every trial an agent error
 
   std::size_t sent = 0, denied = 0;
   for (const auto& q : llm.requests()) {

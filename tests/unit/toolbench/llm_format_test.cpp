@@ -124,6 +124,10 @@ TEST(ToolbenchOpenAiFormat, MalformedRepliesNameTheField) {
   json missing_usage = recorded("openai_answer");
   missing_usage.erase("usage");
   EXPECT_EQ(f.parse(missing_usage).input_tokens, 0);
+  json lying = recorded("openai_answer");
+  lying["usage"] = {{"prompt_tokens", -5}, {"completion_tokens", 1e300}};
+  EXPECT_EQ(f.parse(lying).input_tokens, 0);
+  EXPECT_EQ(f.parse(lying).output_tokens, 0);
 }
 
 TEST(ToolbenchOpenAiFormat, ResultsFollowAsToolMessages) {

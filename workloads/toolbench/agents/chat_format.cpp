@@ -1,5 +1,6 @@
 #include "workloads/toolbench/agents/chat_format.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "harness/text.hpp"
@@ -27,7 +28,7 @@ const nlohmann::json& reply_field(const nlohmann::json& object, const char* key,
 
 int64_t token_count(const nlohmann::json& usage, const char* key) {
   if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number_integer()) return 0;
-  return usage[key].get<int64_t>();
+  return std::max<int64_t>(0, usage[key].get<int64_t>());  // a negative (or wrapped) count bills nothing
 }
 
 std::string arguments_problem(const nlohmann::json& arguments) {

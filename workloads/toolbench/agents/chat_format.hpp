@@ -64,7 +64,7 @@ std::string endpoint_url(std::string_view base_url, std::string_view path);
 /// `object[key]` when `object` is an object holding a non-null `key`; else throws std::runtime_error
 /// ("reply has no <path>"). For the formats' parse().
 const nlohmann::json& reply_field(const nlohmann::json& object, const char* key, const std::string& path);
-/// The integer `usage[key]`, or 0 when `usage` is not an object or holds no integer there.
+/// The integer `usage[key]`, or 0 when `usage` is not an object, holds no integer there, or a negative one.
 int64_t token_count(const nlohmann::json& usage, const char* key);
 /// "" when `arguments` is a JSON object; else why a call with them cannot be made.
 std::string arguments_problem(const nlohmann::json& arguments);

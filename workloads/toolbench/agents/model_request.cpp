@@ -140,7 +140,8 @@ ModelResponse request_model(const ChatFormat& format, const ModelOptions& option
       }
     } else {
       try {
-        ModelResponse out{format.parse(parse_json_limited(r.body)), attempt, 0};
+        // Whatever the reply quotes of the key (an answer, an argument) is redacted before anything keeps it.
+        ModelResponse out{format.parse(parse_json_limited(redact(r.body, options.api_key))), attempt, 0};
         out.latency_ms = ms_since(t0);
         if (options.budget) options.budget->add_tokens(out.reply.input_tokens + out.reply.output_tokens);
         return out;
