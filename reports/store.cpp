@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <thread>
 #include <unordered_map>
 
 #include "harness/json_parse.hpp"
+#include "harness/uuid.hpp"
 #include "reports/detail/migrations.hpp"
 #include "reports/detail/sqlite.hpp"
 
@@ -39,18 +39,6 @@ namespace {
 
 double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string random_uuid() {
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  const uint64_t hi = (rng() & ~0xF000ULL) | 0x4000ULL;                       // version 4
-  const uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // RFC 4122 variant
-  char buf[37];
-  std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(hi >> 32),
-                (unsigned long long)((hi >> 16) & 0xFFFF), (unsigned long long)(hi & 0xFFFF),
-                (unsigned long long)(lo >> 48), (unsigned long long)(lo & 0xFFFFFFFFFFFFULL));
-  return buf;
 }
 
 // A file whose permission bits grant nobody write access is read-only even for root, who would

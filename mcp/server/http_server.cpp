@@ -3,11 +3,11 @@
 #include <httplib.h>
 
 #include <mutex>
-#include <random>
 #include <set>
 #include <thread>
 
 #include "harness/json_parse.hpp"
+#include "harness/uuid.hpp"
 #include "mcp/jsonrpc.hpp"
 
 namespace mlsb::mcp {
@@ -15,16 +15,6 @@ namespace mlsb::mcp {
 using nlohmann::json;
 
 namespace {
-
-std::string new_session_id() {
-  static std::mutex mu;
-  static std::mt19937_64 rng(std::random_device{}());
-  std::lock_guard lock(mu);
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return buf;
-}
 
 bool loopback_origin(const std::string& origin) {
   for (const char* scheme : {"http://", "https://"})
@@ -89,7 +79,7 @@ int serve_http(ToolServer& server, const HttpServeOptions& options, const std::a
       return;
     }
     if (initialize && reply->contains("result")) {
-      const std::string id = new_session_id();
+      const std::string id = random_uuid();
       {
         std::lock_guard lock(mu);
         sessions.insert(id);

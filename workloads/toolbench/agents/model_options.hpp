@@ -24,7 +24,6 @@ class RunBudget {
   void stop(const std::string& reason);
 
   int64_t requests() const;
-  int64_t tokens() const;
 
  private:
   const int64_t max_requests_, max_tokens_;

@@ -29,9 +29,4 @@ int64_t RunBudget::requests() const {
   return requests_;
 }
 
-int64_t RunBudget::tokens() const {
-  std::lock_guard lock(mu_);
-  return tokens_;
-}
-
 }  // namespace mlsb::toolbench
