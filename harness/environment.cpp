@@ -62,10 +62,35 @@ std::string mpi_version() {
 GitInfo project_git_info() {
   const std::string dir = MLSB_SOURCE_DIR;
   GitInfo g;
-  g.sha = command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  if (const char* sha = std::getenv("MLSB_GIT_SHA"); sha && *sha) {
+    g.sha = sha;  // a build from a source archive, or runs labelled by the commit under test
+  } else {
+    g.sha = command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  }
   if (!g.sha.empty())
     g.dirty = !command_output("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
+  // Actions check out a detached HEAD: the branch is in the environment.
+  for (const char* var : {"GITHUB_HEAD_REF", "GITHUB_REF_NAME"})
+    if (const char* v = std::getenv(var); v && *v) {
+      g.branch = v;
+      return g;
+    }
+  if (!g.sha.empty()) {
+    g.branch = command_output("git -C '" + dir + "' rev-parse --abbrev-ref HEAD 2>/dev/null");
+    if (g.branch == "HEAD") g.branch.clear();
+  }
   return g;
+}
+
+nlohmann::json ci_metadata() {
+  nlohmann::json ci = nlohmann::json::object();
+  const std::pair<const char*, const char*> fields[] = {
+      {"run_id", "GITHUB_RUN_ID"}, {"run_attempt", "GITHUB_RUN_ATTEMPT"}, {"runner", "RUNNER_NAME"},
+      {"ref", "GITHUB_REF"},       {"sha", "GITHUB_SHA"},                 {"workflow", "GITHUB_WORKFLOW"},
+      {"repository", "GITHUB_REPOSITORY"}};
+  for (const auto& [key, var] : fields)
+    if (const char* v = std::getenv(var); v && *v) ci[key] = v;
+  return ci;
 }
 
 nlohmann::json capture_environment() {

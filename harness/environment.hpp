@@ -9,10 +9,18 @@ namespace mlsb {
 struct GitInfo {
   std::string sha;  ///< HEAD of the project checkout, "" when unknown
   bool dirty = false;
+  std::string branch;  ///< the checked-out branch; under GitHub Actions GITHUB_HEAD_REF (a pull request's
+                       ///< branch) or GITHUB_REF_NAME; "" when detached or unknown
 };
 
-/// The project's git HEAD and whether the work tree has changes (runs `git` on the source dir).
+/// The project's git HEAD (or $MLSB_GIT_SHA when set: a build from a source archive, or runs labelled by
+/// the commit under test), whether the work tree has changes, and its branch (runs `git` on the source dir).
 GitInfo project_git_info();
+
+/// CI metadata from the environment, only the variables that are set: {"run_id": GITHUB_RUN_ID,
+/// "run_attempt", "runner": RUNNER_NAME, "ref": GITHUB_REF, "sha": GITHUB_SHA, "workflow", "repository"};
+/// {} outside CI.
+nlohmann::json ci_metadata();
 
 /// Host, CPU model, cores, memory (bytes), OS and kernel, compiler, flags and build type, library
 /// versions (SQLite, curl, nlohmann/json, Open MPI when installed, CUDA runtime/driver, NCCL) and GPUs

@@ -1,6 +1,7 @@
 // mlsysbench: the command-line driver. It parses arguments and calls library code (harness/, reports/).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "backends/comm/mpi_env.hpp"
 #include "harness/catalog.hpp"
 #include "harness/environment.hpp"
+#include "harness/machine_key.hpp"
 #include "harness/mcp_serve.hpp"
 #include "harness/plan.hpp"
 #include "harness/progress.hpp"
@@ -22,8 +24,11 @@
 #include "harness/suite.hpp"
 #include "mcp/server/http_server.hpp"
 #include "mcp/server/stdio_server.hpp"
+#include "reports/baseline.hpp"
 #include "reports/compare.hpp"
+#include "reports/history.hpp"
 #include "reports/import_gbench.hpp"
+#include "reports/import_json.hpp"
 #include "reports/render.hpp"
 #include "reports/run_listing.hpp"
 #include "reports/store.hpp"
@@ -124,7 +129,7 @@ int main(int argc, char** argv) {
   std::optional<int> repetitions, warmup;
   std::optional<double> max_time, timeout;
   uint64_t seed = 1;
-  std::string backend = "cpu", comm_kind = "auto", filter;
+  std::string backend = "cpu", comm_kind = "auto", filter, run_branch;
   bool dry_run = false;
   run->add_option("target", target, "suite name, suite file (*.json) or workload name")->required();
   run->add_option("-p,--param", axis_specs, "axis override, axis=v1,v2 (repeatable); e.g. -p agent=oracle");
@@ -151,31 +156,77 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
   run->add_option("--filter", filter, "run only cases whose id (workload/axis=value,...) matches this regex");
   run->add_flag("--dry-run", dry_run, "print the cases and exit");
+  run->add_option("--branch", run_branch, "record the run under this branch (default: the git branch; under "
+                                          "GitHub Actions GITHUB_HEAD_REF or GITHUB_REF_NAME)");
 
   // report
-  auto* report = app.add_subcommand("report", "render a stored run as html, json, md or gbench");
+  auto* report = app.add_subcommand("report", "render a stored run as html, json, md, gbench, or for CI dashboards "
+                                              "as bmf (Bencher) or gab / gab-bigger (github-action-benchmark)");
   std::string report_run = "latest", report_format = "html", report_out;
   report->add_option("run", report_run, "run id, uuid, tag or latest (default latest)");
-  report->add_option("-f,--format", report_format, "html | json | md | gbench")
-      ->check(CLI::IsMember({"html", "json", "md", "gbench"}));
+  report->add_option("-f,--format", report_format,
+                     "html | json | md | gbench | bmf | gab (lower-is-better metrics) | gab-bigger (higher-is-better)")
+      ->check(CLI::IsMember({"html", "json", "md", "gbench", "bmf", "gab", "gab-bigger"}));
   report->add_option("-o,--output", report_out, "output file (default: stdout)");
 
   // compare
   auto* compare = app.add_subcommand("compare", "compare two runs case by case and flag regressions");
-  std::string base_ref, cand_ref, compare_format = "text", compare_out;
+  std::vector<std::string> compare_refs;
+  std::string baseline_ref, compare_format = "text", compare_out;
+  int history_runs = 0;
+  bool strict_env = false, compare_all = false;
   mlsb::reports::CompareOptions copts;
   bool fail_on_regression = false;
-  compare->add_option("base", base_ref, "baseline run (id, uuid, tag, latest, latest~N)")->required();
-  compare->add_option("candidate", cand_ref, "candidate run (id, uuid, tag, latest, latest~N)")->required();
+  compare->add_option("runs", compare_refs, "BASE CANDIDATE, or only CANDIDATE with --baseline (id, uuid, tag, "
+                                            "TAG~N, latest, latest~N)")
+      ->expected(1, 2)
+      ->required();
+  compare->add_option("--baseline", baseline_ref,
+                      "auto: the newest ok run of the candidate's suite, machine key and branch with another git "
+                      "sha (none yet: exit 0 with a note); or a run name");
+  compare->add_option("--history", history_runs,
+                      "also t-test the candidate against the medians of the N newest comparable runs (same suite, "
+                      "machine key and branch, another git sha): worse only when both tests say so")
+      ->check(CLI::Range(0, 100000));
+  compare->add_flag("--strict-env", strict_env,
+                    "exit 3 when the baseline's machine key, GPU driver, CUDA runtime, build type or flags differ");
   compare->add_option("--threshold", copts.threshold, "relative change that counts (default 0.05 = 5%)")
       ->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", copts.alpha, "significance level of the Mann-Whitney U test (default 0.05)")
       ->check(CLI::Range(0.0, 1.0));
+  compare->add_option("--run-noise", copts.run_noise,
+                      "run-to-run noise assumed without --history: a smaller change is noisy (default 0.25)")
+      ->check(CLI::Range(0.0, 10.0));
   compare->add_flag("--fail-on-regression", fail_on_regression,
                     "exit 1 when a primary metric got worse, a case ok in the base failed or timed out, "
                     "or no case could be compared");
-  compare->add_option("-f,--format", compare_format, "text | json | md")->check(CLI::IsMember({"text", "json", "md"}));
+  compare->add_option("-f,--format", compare_format, "text | json | md | html")
+      ->check(CLI::IsMember({"text", "json", "md", "html"}));
+  compare->add_flag("--all", compare_all, "md and html: every row, not only the primary metrics that changed");
   compare->add_option("-o,--output", compare_out, "output file (default: stdout)");
+
+  // history
+  auto* history = app.add_subcommand("history", "a metric's medians over the stored runs of one suite, machine "
+                                                "and branch, with step (change-point) detection");
+  mlsb::reports::HistoryQuery hq;
+  mlsb::reports::StepOptions step_opts;
+  std::string history_format = "text", history_out;
+  bool detect = false, history_fail = false;
+  history->add_option("--suite", hq.suite, "the suite (or workload of a plain run); required when several match");
+  history->add_option("--tag", hq.tag, "only runs carrying this tag");
+  history->add_option("--filter", hq.filter, "only cases whose id (workload/axis=value,...) matches this regex");
+  history->add_option("--metric", hq.metric, "primary (default: each case's primary metric), all, or a metric name");
+  history->add_option("--machine", hq.machine, "auto (the newest matching run's machine key) or a key (mlsysbench env)");
+  history->add_option("--branch", hq.branch, "auto (the newest matching run's branch) or a branch");
+  history->add_option("--last", hq.last, "only the newest N runs (default all)")->check(CLI::NonNegativeNumber);
+  history->add_flag("--detect", detect, "find steps (change points) and the regressions still standing");
+  history->add_option("--threshold", step_opts.threshold, "relative step below which it is no regression (default 0.05)")
+      ->check(CLI::Range(0.0, 10.0));
+  history->add_flag("--fail-on-regression", history_fail,
+                    "(implies --detect) exit 1 when a primary metric has a regression still standing");
+  history->add_option("-f,--format", history_format, "text | json | md | html")
+      ->check(CLI::IsMember({"text", "json", "md", "html"}));
+  history->add_option("-o,--output", history_out, "output file (default: stdout)");
 
   // import
   auto* import = app.add_subcommand("import", "store results produced elsewhere as a run");
@@ -186,6 +237,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> import_tags;
   import_gbench->add_option("file", gbench_file, "the JSON file")->required();
   import_gbench->add_option("--tag", import_tags, "tag the run (repeatable)");
+  auto* import_json = import->add_subcommand("json", "a JSON report of mlsysbench (report --format json), samples "
+                                                      "included; the run keeps its uuid");
+  std::string json_report_file;
+  import_json->add_option("file", json_report_file, "the JSON report")->required();
+  import_json->add_option("--tag", import_tags, "add a tag to the run (repeatable)");
 
   // mcp-serve
   auto* serve = app.add_subcommand("mcp-serve", "serve the harness as MCP tools (list, run, report, compare) "
@@ -226,7 +282,7 @@ int main(int argc, char** argv) {
       if (arg.empty() || arg[0] == '-') continue;
       const auto subs = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == arg; });
       if (!subs.empty()) break;
-      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, import, mcp-serve, env, db)\n",
+      std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: list, run, report, compare, history, import, mcp-serve, env, db)\n",
                    arg.c_str());
       return 2;
     }
@@ -242,7 +298,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*env) {
-      std::cout << mlsb::capture_environment().dump(2) << "\n";
+      auto e = mlsb::capture_environment();
+      e["machine_key"] = mlsb::machine_key(e);
+      e["machine"] = mlsb::machine_description(e);
+      std::cout << e.dump(2) << "\n";
       return 0;
     }
     if (*serve) {
@@ -302,6 +361,7 @@ int main(int argc, char** argv) {
         opts.argv = join_argv(argc, argv);
         opts.backend = backend;
         opts.comm = comm_kind;
+        opts.branch = run_branch;
         const auto out = mlsb::run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr,
                                         g_interrupt, comms);
         if (!root) return 0;  // rank 0's exit code is everyone's
@@ -333,6 +393,16 @@ int main(int argc, char** argv) {
                    gbench_file.c_str(), static_cast<long long>(id), data.run.uuid.c_str());
       return 0;
     }
+    if (*import_json) {
+      auto data = mlsb::reports::read_json_report(json_report_file);
+      for (const auto& t : import_tags)
+        if (std::find(data.run.tags.begin(), data.run.tags.end(), t) == data.run.tags.end()) data.run.tags.push_back(t);
+      mlsb::reports::Store store(db);
+      const int64_t id = mlsb::reports::store_imported_run(store, data);
+      std::fprintf(stderr, "imported run %s (%zu case(s)) from %s as run %lld\n", data.run.uuid.c_str(),
+                   data.cases.size(), json_report_file.c_str(), static_cast<long long>(id));
+      return 0;
+    }
     if (*report) {
       if (report_format == "html" && report_out.empty() && isatty(STDOUT_FILENO))
         throw std::invalid_argument("an HTML report goes to a file: add -o report.html");
@@ -343,11 +413,40 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*compare) {
-      mlsb::reports::Store store(db, /*read_only=*/true);
-      const auto base = store.load_run(resolve(store, base_ref));
-      const auto cand = store.load_run(resolve(store, cand_ref));
-      const auto cmp = mlsb::reports::compare_runs(base, cand, copts);
-      write_output(mlsb::reports::render_comparison(cmp, compare_format), compare_out);
+      namespace rep = mlsb::reports;
+      if (compare_refs.size() == 2 && !baseline_ref.empty())
+        throw std::invalid_argument("compare: name the base either as the first run or with --baseline, not both");
+      if (compare_refs.size() == 1 && baseline_ref.empty())
+        throw std::invalid_argument("compare: name two runs (BASE CANDIDATE), or the candidate with --baseline auto");
+      rep::Store store(db, /*read_only=*/true);
+      const auto cand = store.load_run(resolve(store, compare_refs.back()));
+      std::optional<rep::RunRecord> base_run;
+      if (baseline_ref == "auto") {
+        base_run = rep::find_baseline(store, cand.run);
+        if (!base_run) {
+          std::fprintf(stderr, "mlsysbench compare: %s\n", rep::no_baseline_note(store, cand.run).c_str());
+          return 0;
+        }
+        std::fprintf(stderr, "baseline: run %lld (%s), git %s\n", static_cast<long long>(base_run->id),
+                     base_run->uuid.c_str(), base_run->git_sha.substr(0, 10).c_str());
+      }
+      const auto base = store.load_run(base_run ? base_run->id : resolve(store, baseline_ref.empty() ? compare_refs.front() : baseline_ref));
+      const auto differences = rep::environment_differences(base.run, cand.run);
+      if (!differences.empty()) {
+        std::string list;
+        for (const auto& d : differences) list += "\n  " + d;
+        std::fprintf(stderr, "%s: the baseline's environment differs from the candidate's:%s\n",
+                     strict_env ? "mlsysbench compare" : "warning", list.c_str());
+        if (strict_env) return 3;
+      }
+      rep::HistoryMedians medians;
+      if (history_runs > 0) {
+        const auto runs = rep::comparable_runs(store, cand.run, history_runs);
+        medians = rep::history_medians(store, runs);
+        std::fprintf(stderr, "history: %zu comparable run(s) of the last %d asked for\n", runs.size(), history_runs);
+      }
+      const auto cmp = rep::compare_runs(base, cand, copts, medians);
+      write_output(rep::render_comparison(cmp, compare_format, compare_all), compare_out);
       const auto broken = cmp.new_failures();
       for (const auto& c : broken)
         std::fprintf(stderr, "regression: %s/%s was ok in the base and is %s in the candidate\n", c.workload.c_str(),
@@ -360,6 +459,21 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "mlsysbench: no case ok in both runs: nothing was compared\n");
       if (fail_on_regression && (cmp.has_regression() || !broken.empty() || nothing)) return 1;
       return 0;
+    }
+    if (*history) {
+      if (history_format == "html" && history_out.empty() && isatty(STDOUT_FILENO))
+        throw std::invalid_argument("an HTML history goes to a file: add -o history.html");
+      mlsb::reports::Store store(db, /*read_only=*/true);
+      auto h = mlsb::reports::load_history(store, hq);
+      if (detect || history_fail) mlsb::reports::detect_history(h, step_opts);
+      write_output(mlsb::reports::render_history(h, history_format), history_out);
+      if (!history_out.empty() && history_out != "-") std::fprintf(stderr, "wrote %s\n", history_out.c_str());
+      const auto regressions = mlsb::reports::standing_regressions(h);
+      for (const auto& r : regressions)
+        std::fprintf(stderr, "regression: %s %s: %+.1f%% from run %lld (git %s -> %s)\n", r.series->name.c_str(),
+                     r.series->metric.c_str(), 100 * r.step->change, static_cast<long long>(r.first_run->id),
+                     r.last_good->git_sha.substr(0, 10).c_str(), r.first_run->git_sha.substr(0, 10).c_str());
+      return history_fail && !regressions.empty() ? 1 : 0;
     }
     if (*db_ls) {
       mlsb::reports::Store store(db, /*read_only=*/true);

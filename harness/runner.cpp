@@ -16,11 +16,13 @@
 
 #include "backends/comm/local_communicator.hpp"
 #include "backends/comm/mpi_communicator.hpp"
+#include "backends/cuda/gpu_state.hpp"
 #ifdef MLSB_HAVE_NCCL
 #include "backends/comm/nccl_communicator.hpp"
 #endif
 #include "harness/clock.hpp"
 #include "harness/environment.hpp"
+#include "harness/machine_key.hpp"
 #include "harness/progress.hpp"
 #include "harness/registry.hpp"
 #include "harness/text.hpp"
@@ -42,15 +44,20 @@ constexpr int32_t kGo = 0, kStop = 1, kAbort = 2;
 // The workload's communicator's timeout per collective (the Communicator default); workloads may change it.
 constexpr double kCaseCommTimeout = 60.0;
 
-uint64_t fnv1a64(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
 const cuda::Probe& gpu_probe() {
   static const cuda::Probe probe = cuda::probe();
   return probe;
+}
+
+// The state of the GPUs this process sees (CUDA's devices, CUDA_VISIBLE_DEVICES honoured); none, at no
+// cost, without a GPU or NVML.
+std::vector<cuda::GpuState> read_visible_gpus() {
+  static const std::vector<std::string> bus_ids = [] {
+    std::vector<std::string> ids;
+    for (const auto& g : gpu_probe().gpus) ids.push_back(g.pci_bus_id);
+    return ids;
+  }();
+  return cuda::read_gpu_states(bus_ids);
 }
 
 // Everything the worker thread touches. Shared so that an abandoned (timed-out) worker keeps it alive.
@@ -75,6 +82,8 @@ struct CaseContext {
   // The case's own communicators: `ctl` for the runner's per-sample agreement, `comm` for the workload.
   std::unique_ptr<comm::Communicator> ctl, comm;
   bool syncing = true;  // false once the ranks have agreed to stop sampling (no further agreement)
+  // Rank 0's GPUs just before the first measured sample and just after the last (cuda::case_gpu_record).
+  std::vector<cuda::GpuState> gpu_before, gpu_after;
 
   // Every rank passes its code; all get the largest. kAbort from another rank stops this one.
   int32_t agree(int32_t mine) {
@@ -95,6 +104,8 @@ struct CaseContext {
     double measured = 0;
     int n = 0;
     double noise = INFINITY;
+    const bool read_gpus = ctl->rank() == 0;  // the rank that stores the case reads the GPUs it sees
+    if (read_gpus) gpu_before = read_visible_gpus();
     while (true) {
       if (cancel) throw Cancelled{};
       st.begin_sample(n, false);
@@ -112,6 +123,7 @@ struct CaseContext {
       const bool stop = ctl->rank() == 0 && should_stop(rules, n, measured, noise);
       if (agree(stop ? kStop : kGo) == kStop) break;
     }
+    if (read_gpus) gpu_after = read_visible_gpus();
     syncing = false;
     if (n >= 2 && noise > rules.max_noise) {
       char buf[160];
@@ -390,6 +402,9 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
     }
   }
   if (finished) {
+    const cuda::CaseGpuRecord gpu = cuda::case_gpu_record(ctx->gpu_before, ctx->gpu_after);
+    rec.gpu = gpu.json;
+    rec.throttled = gpu.throttled;
     std::error_code ec;
     std::filesystem::remove_all(ctx->work_dir, ec);
   }
@@ -517,7 +532,10 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     const GitInfo git = project_git_info();
     run.git_sha = git.sha;
     run.git_dirty = git.dirty;
+    run.branch = options.branch.empty() ? git.branch : options.branch;
     run.env = capture_environment();
+    run.machine_key = machine_key(run.env);
+    run.ci = ci_metadata();
     try {
       out.run_id = store->begin_run(run);
       out.uuid = run.uuid;  // assigned by the store

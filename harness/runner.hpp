@@ -53,6 +53,9 @@ uint64_t case_seed(uint64_t run_seed, const std::string& case_id);
 /// cases keep no samples or summaries (their numbers are not trusted); items are kept unless the
 /// case timed out. `on_tick` is called on the calling thread about 5 times a second (for progress output).
 /// `backend` is the request (resolve_backend). This form runs on one rank (a local communicator).
+/// GPU state: rank 0 reads the GPUs its process sees through NVML just before the first measured sample
+/// and just after the last, into `gpu` and `throttled` (cuda::case_gpu_record; {} and false without NVML
+/// or a GPU, or when the case stopped before sampling). Other ranks' GPUs are not read.
 struct CaseProgress {
   int samples = 0;       ///< measured samples so far
   int64_t done = 0;      ///< units of work done in the current sample (State::progress)
@@ -68,6 +71,7 @@ struct RunOptions {
   std::string argv;
   std::string backend = "cpu";  ///< cpu | cuda | auto (resolve_backend)
   std::string comm = "auto";     ///< auto | local | mpi | nccl (comm::resolve_comm_kind)
+  std::string branch;            ///< the run's branch; "" = from git (project_git_info)
 };
 
 struct RunOutcome {

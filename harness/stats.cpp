@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace mlsb {
 namespace {
 
@@ -113,6 +115,20 @@ Interval bootstrap_ratio_ci(std::span<const double> base, std::span<const double
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1 - level) / 2;
   return {sorted_percentile(ratios, tail), sorted_percentile(ratios, 1 - tail)};
+}
+
+double t_prediction_p(std::span<const double> history, double x, bool upper) {
+  const size_t n = history.size();
+  if (n < 2) return NAN;
+  const double mean = std::accumulate(history.begin(), history.end(), 0.0) / static_cast<double>(n);
+  double ss = 0;
+  for (double h : history) ss += (h - mean) * (h - mean);
+  const double sd = std::sqrt(ss / static_cast<double>(n - 1));
+  const double d = upper ? x - mean : mean - x;
+  if (sd == 0) return d > 0 ? 0.0 : 1.0;
+  const double t = d / (sd * std::sqrt(1 + 1.0 / static_cast<double>(n)));
+  const boost::math::students_t dist(static_cast<double>(n - 1));
+  return boost::math::cdf(boost::math::complement(dist, t));
 }
 
 double mann_whitney_p(std::span<const double> a, std::span<const double> b) {

@@ -34,6 +34,12 @@ struct Interval { double lo = 0, hi = 0; };
 Interval bootstrap_ratio_ci(std::span<const double> base, std::span<const double> cand, double level,
                             int resamples = 2000, uint64_t seed = 0x5eed);
 
+/// One-sided p-value of `x` against the distribution `history` came from, by Student's t prediction
+/// interval (Bencher's t-test threshold): t = (x - mean) / (sd * sqrt(1 + 1/n)), n - 1 degrees of freedom;
+/// P(T >= t) when `upper` (x unusually high), else P(T <= t). NaN for n < 2. A zero sd gives 0 when x
+/// differs from the mean in the asked direction, 1 otherwise. Student's t CDF from Boost.Math.
+double t_prediction_p(std::span<const double> history, double x, bool upper);
+
 /// Two-sided Mann-Whitney U test p-value with tie correction, normal approximation with continuity
 /// correction (Mann & Whitney 1947; as scipy.stats.mannwhitneyu(method="asymptotic")).
 /// Returns 1.0 when either sample is empty or all values are tied.

@@ -25,4 +25,10 @@ std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_v
   return std::string(text.substr(0, cut)) + std::string(ellipsis);
 }
 
+uint64_t fnv1a64(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
 }  // namespace mlsb

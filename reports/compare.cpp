@@ -1,5 +1,6 @@
 #include "reports/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -14,6 +15,13 @@ bool has_samples(const CaseRecord& c) {
   for (const auto& [metric, values] : c.samples)
     if (!values.empty()) return true;
   return false;
+}
+
+// Whether samples vary within their run: a measured quantity, as opposed to a count or a score that
+// every sample repeats (the run-to-run noise floor applies only to the former).
+bool varies(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return v.size() >= 2 && *lo != *hi;
 }
 
 // The smallest p-value the U test can give for samples of these sizes (fully separated samples).
@@ -45,9 +53,11 @@ Verdict decide(const MetricComparison& m, const CompareOptions& o) {
   return beyond ? direction : Verdict::Noisy;
 }
 
+std::string case_key(const CaseRecord& c);
+
 MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, const std::string& name,
                                 const std::string& metric, const std::vector<double>& b, const std::vector<double>& c,
-                                const CompareOptions& o) {
+                                const CompareOptions& o, const HistoryMedians& history) {
   MetricComparison m;
   m.workload = base.workload;
   m.params_key = base.params_key;
@@ -76,15 +86,39 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.ci_hi = ci.hi;
   m.p_value = mann_whitney_p(b, c);
   m.verdict = decide(m, o);
+  m.throttled = base.throttled || cand.throttled;
+  const auto hist = history.find(case_key(cand) + '\n' + metric);
+  if (hist != history.end() && !hist->second.empty()) {
+    m.history_n = static_cast<int64_t>(hist->second.size());
+    m.history_mean = std::accumulate(hist->second.begin(), hist->second.end(), 0.0) / static_cast<double>(m.history_n);
+  }
+  if (m.verdict != Verdict::Better && m.verdict != Verdict::Worse) return m;
+  const bool up = m.cand_median > m.base_median;
+  if (m.throttled) {
+    m.why = "the GPU throttled";
+  } else if (m.history_n >= 2) {
+    m.history_p = t_prediction_p(hist->second, m.cand_median, up);
+    const bool moved = (m.cand_median > m.history_mean) == up &&
+                       std::fabs(m.cand_median - m.history_mean) > o.threshold * std::fabs(m.history_mean);
+    if (!(m.history_p < o.history_alpha) || !moved)
+      m.why = "within the spread of the last " + std::to_string(m.history_n) + " runs (t-test p " +
+              std::to_string(m.history_p).substr(0, 5) + ")";
+  } else if (varies(b) || varies(c) ? std::isfinite(m.ratio) && std::fabs(m.ratio - 1) <= o.run_noise : false) {
+    m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(o.run_noise * 100))) +
+            "%) assumed without a history";
+  }
+  if (!m.why.empty()) m.verdict = Verdict::Noisy;
   return m;
 }
 
-// Cases on another communicator or rank count measure something else: they never pair.
-std::string case_key(const CaseRecord& c) {
-  return c.workload + '\n' + c.params_key + '\n' + c.comm + '\n' + std::to_string(c.ranks);
-}
+std::string case_key(const CaseRecord& c) { return case_pair_key(c.workload, c.params_key, c.comm, c.ranks); }
 
 }  // namespace
+
+std::string case_pair_key(const std::string& workload, const std::string& params_key, const std::string& comm,
+                          int ranks) {
+  return workload + '\n' + params_key + '\n' + comm + '\n' + std::to_string(ranks);
+}
 
 std::string_view to_string(Significance s) {
   switch (s) {
@@ -118,9 +152,13 @@ std::vector<CaseStatus> Comparison::new_failures() const {
   return out;
 }
 
-Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options) {
+Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options,
+                        const HistoryMedians& history) {
   if (!(options.threshold >= 0)) throw std::invalid_argument("compare: threshold must be >= 0");
   if (!(options.alpha > 0 && options.alpha < 1)) throw std::invalid_argument("compare: alpha must be in (0, 1)");
+  if (!(options.run_noise >= 0)) throw std::invalid_argument("compare: run_noise must be >= 0");
+  if (!(options.history_alpha > 0 && options.history_alpha < 1))
+    throw std::invalid_argument("compare: history_alpha must be in (0, 1)");
   Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}};
   const std::vector<std::string> base_names = case_display_names(base.cases);
   const std::vector<std::string> cand_names = case_display_names(cand.cases);
@@ -145,7 +183,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
     for (const auto& [metric, bv] : b.samples) {
       const auto it = c.samples.find(metric);
       if (bv.empty() || it == c.samples.end() || it->second.empty()) continue;
-      cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options));
+      cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options, history));
     }
   }
   for (size_t i = 0; i < cand.cases.size(); ++i) {

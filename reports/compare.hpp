@@ -19,6 +19,22 @@
 //     possible and the threshold alone decides (better/worse), as Google Benchmark's compare.py does
 //     without repetitions. The renderings mark such rows "n=1" and advise --repetitions.
 // Identical samples (A/A) give ratio 1 and "same", whatever n is.
+//
+// Samples within one run share the machine's state (clocks, caches, placement), so the tests above
+// call a between-run shift significant that repeated runs show to be noise. A better/worse verdict
+// therefore also has to clear the run-to-run noise, else it becomes "noisy" (MetricComparison::why):
+//   - throttled: when the GPU throttled during either case (CaseRecord::throttled), never better/worse;
+//   - with a history (compare --history N: the medians h_1..h_n of the case in the N newest comparable
+//     runs, n >= 2), Bencher's t-test threshold: t = (median(cand) - mean(h)) / (sd(h) * sqrt(1 + 1/n)),
+//     one-sided p from Student's t with n - 1 degrees of freedom in the direction of the change; the
+//     verdict stands only when p < CompareOptions::history_alpha (0.01: Bencher's upper boundary 0.99)
+//     and median(cand) differs from mean(h) by more than the threshold;
+//   - without one, a minimum effect size for metrics that vary within a run (timings, bandwidths: not
+//     scores or counts that every sample repeats): |ratio - 1| must exceed CompareOptions::run_noise,
+//     the run-to-run noise of a machine (default 0.25, from scripts/aa-check on the build machines:
+//     see README "The gate must not cry wolf").
+#include <cmath>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +46,13 @@ namespace mlsb::reports {
 struct CompareOptions {
   double threshold = 0.05;  ///< relative change of the median (0.05 = 5%) below which a metric is "same"
   double alpha = 0.05;      ///< significance level of the Mann-Whitney U test
+  double history_alpha = 0.01;  ///< level of the one-sided t-test against the history (compare --history)
+  double run_noise = 0.25;  ///< relative change that repeated runs show without any change (used without a history)
 };
+
+/// The medians of each case and metric over earlier runs (compare --history N), keyed by
+/// case_pair_key(...) + '\n' + metric; see Store::load_metric_points and history_medians().
+using HistoryMedians = std::map<std::string, std::vector<double>>;
 
 enum class Verdict { Better, Worse, Same, Noisy };
 std::string_view to_string(Verdict v);
@@ -52,6 +74,11 @@ struct MetricComparison {
   Verdict verdict = Verdict::Same;
   std::string name;             ///< the case's display name in the base run
   Significance significance = Significance::UTest;  ///< None when either side has a single sample
+  int64_t history_n = 0;       ///< medians in the history (0: no history for this metric)
+  double history_mean = NAN;   ///< their mean
+  double history_p = NAN;      ///< the t-test's one-sided p-value (NaN without a history of 2 or more)
+  bool throttled = false;      ///< the GPU throttled during the base or candidate case
+  std::string why;             ///< why a change beyond the threshold is "noisy" ("" otherwise)
 };
 
 /// A case named by workload and params, with its status in each run ("" when absent from that run).
@@ -73,11 +100,21 @@ struct Comparison {
   std::vector<CaseStatus> new_failures() const;
 };
 
-/// Compares `cand` against `base`. Throws std::invalid_argument for threshold < 0 or alpha outside (0, 1).
-Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options = {});
+/// The key that pairs cases across runs: workload, params, communicator and rank count (cases on another
+/// communicator or rank count measure something else and never pair).
+std::string case_pair_key(const std::string& workload, const std::string& params_key, const std::string& comm,
+                          int ranks);
 
-/// "text" (aligned table for terminals), "json" (schema "mlsysbench.compare/1") or "md";
-/// throws std::invalid_argument for another format.
-std::string render_comparison(const Comparison& cmp, std::string_view format);
+/// Compares `cand` against `base`. Throws std::invalid_argument for threshold < 0 or alpha outside (0, 1).
+/// `history` (optional) gives the t-test its medians; a metric without an entry there (or with fewer than 2)
+/// falls back to the run_noise rule.
+Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options = {},
+                        const HistoryMedians& history = {});
+
+/// "text" (aligned table for terminals), "json" (schema "mlsysbench.compare/1"), "md" or "html" (one
+/// self-contained page, worst changes first); md and html show only primary metrics and rows that are not
+/// "same" unless `all`, so the Markdown fits a pull-request comment. Throws std::invalid_argument for
+/// another format.
+std::string render_comparison(const Comparison& cmp, std::string_view format, bool all = false);
 
 }  // namespace mlsb::reports

@@ -5,6 +5,7 @@
 
 #include "harness/json_parse.hpp"
 #include "reports/compare.hpp"
+#include "reports/detail/html_page.hpp"
 #include "reports/detail/report_text.hpp"
 
 namespace mlsb::reports {
@@ -15,20 +16,65 @@ using detail::fmt_num;
 using detail::kNoEstimate;
 using ojson = nlohmann::ordered_json;
 
-std::vector<std::string> header() { return {"case", "metric", "base", "cand", "ratio", "95% CI", "p", "verdict"}; }
+bool any_history(const Comparison& cmp) {
+  return std::any_of(cmp.metrics.begin(), cmp.metrics.end(), [](const MetricComparison& m) { return m.history_n > 0; });
+}
 
-// A row without a significance test (n = 1 on a side) shows no CI or p and is marked "n=1".
-std::vector<std::vector<std::string>> rows(const Comparison& cmp) {
+std::vector<std::string> header(const Comparison& cmp) {
+  std::vector<std::string> h{"case", "metric", "base", "cand", "ratio", "95% CI", "p", "verdict"};
+  if (any_history(cmp)) h.insert(h.end() - 1, {"history", "hist p"});
+  return h;
+}
+
+// How bad a row is, for the worst-first order of the HTML page: worse first (largest change first),
+// then noisy, better, same.
+int rank(const MetricComparison& m) {
+  switch (m.verdict) {
+    case Verdict::Worse: return 0;
+    case Verdict::Noisy: return 1;
+    case Verdict::Better: return 2;
+    case Verdict::Same: return 3;
+  }
+  return 3;
+}
+
+// The rows a short rendering shows: primary metrics whose verdict is not "same" (every row with `all`),
+// worst first when `worst_first`.
+std::vector<const MetricComparison*> shown(const Comparison& cmp, bool all, bool worst_first) {
+  std::vector<const MetricComparison*> out;
+  for (const auto& m : cmp.metrics)
+    if (all || (m.primary && m.verdict != Verdict::Same)) out.push_back(&m);
+  if (worst_first)
+    std::stable_sort(out.begin(), out.end(), [](const MetricComparison* a, const MetricComparison* b) {
+      if (rank(*a) != rank(*b)) return rank(*a) < rank(*b);
+      return std::fabs(std::log(a->ratio)) > std::fabs(std::log(b->ratio));
+    });
+  return out;
+}
+
+// A row without a significance test (n = 1 on a side) shows no CI or p and is marked "n=1"; a noisy
+// row beyond the threshold says why.
+std::vector<std::vector<std::string>> rows(const Comparison& cmp, const std::vector<const MetricComparison*>& metrics) {
   std::vector<std::vector<std::string>> out;
-  for (const auto& m : cmp.metrics) {
+  const bool history = any_history(cmp);
+  for (const MetricComparison* mp : metrics) {
+    const MetricComparison& m = *mp;
     const std::string unit = m.unit.empty() ? "" : " " + m.unit;
     const bool tested = m.significance != Significance::None;
     out.push_back({m.name, m.metric + (m.primary ? " *" : ""), fmt_num(m.base_median) + unit,
                    fmt_num(m.cand_median) + unit, fmt_num(m.ratio),
                    tested ? fmt_interval(m.ci_lo, m.ci_hi) : kNoEstimate, tested ? fmt_num(m.p_value, 3) : kNoEstimate,
-                   std::string(to_string(m.verdict)) + (tested ? "" : " (n=1)")});
+                   std::string(to_string(m.verdict)) + (tested ? "" : " (n=1)") + (m.why.empty() ? "" : ": " + m.why)});
+    if (history)
+      out.back().insert(out.back().end() - 1,
+                        {m.history_n ? fmt_num(m.history_mean) + unit + " (n=" + std::to_string(m.history_n) + ")" : kNoEstimate,
+                         std::isfinite(m.history_p) ? fmt_num(m.history_p, 3) : kNoEstimate});
   }
   return out;
+}
+
+std::vector<std::vector<std::string>> rows(const Comparison& cmp) {
+  return rows(cmp, shown(cmp, /*all=*/true, /*worst_first=*/false));
 }
 
 // The footnote for rows marked "n=1"; "" when every row was tested.
@@ -54,6 +100,8 @@ std::string tally(const Comparison& cmp) {
 
 std::string settings(const Comparison& cmp) {
   return "threshold " + fmt_num(100 * cmp.options.threshold, 3) + "%, alpha " + fmt_num(cmp.options.alpha, 3) +
+         (any_history(cmp) ? std::string(", t-test against the history")
+                           : ", run-to-run noise " + fmt_num(100 * cmp.options.run_noise, 3) + "% (no history)") +
          "; * marks the primary metric";
 }
 
@@ -65,8 +113,8 @@ size_t columns(const std::string& s) {
 std::string text(const Comparison& cmp) {
   std::string out = "base:      " + run_name(cmp.base) + "\ncandidate: " + run_name(cmp.cand) + "\n" + settings(cmp) + "\n\n";
   auto table = rows(cmp);
-  table.insert(table.begin(), header());
-  std::vector<size_t> width(header().size(), 0);
+  table.insert(table.begin(), header(cmp));
+  std::vector<size_t> width(header(cmp).size(), 0);
   for (const auto& r : table)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], columns(r[i]));
   for (const auto& r : table) {
@@ -112,14 +160,24 @@ std::string json(const Comparison& cmp) {
                        {"base_n", m.base_n}, {"cand_n", m.cand_n}, {"base_median", number(m.base_median)},
                        {"cand_median", number(m.cand_median)}, {"ratio", number(m.ratio)},
                        {"ci_lo", number(m.ci_lo)}, {"ci_hi", number(m.ci_hi)}, {"p_value", number(m.p_value)},
-                       {"verdict", to_string(m.verdict)}, {"significance", to_string(m.significance)}});
+                       {"verdict", to_string(m.verdict)}, {"significance", to_string(m.significance)},
+                       {"why", m.why}, {"throttled", m.throttled}, {"history_n", m.history_n},
+                       {"history_mean", number(m.history_mean)}, {"history_p", number(m.history_p)}});
+  ojson worse = ojson::array();  // full case ids, as `run --filter` matches them
+  for (const auto& m : cmp.metrics)
+    if (m.primary && m.verdict == Verdict::Worse) {
+      const std::string id = m.workload + "/" + m.params_key;
+      if (std::find(worse.begin(), worse.end(), id) == worse.end()) worse.push_back(id);
+    }
   const auto run = [](const RunRecord& r) { return ojson{{"id", r.id}, {"uuid", r.uuid}, {"suite", r.suite}}; };
   const ojson out = {{"schema", "mlsysbench.compare/1"},
                      {"base", run(cmp.base)},
                      {"cand", run(cmp.cand)},
                      {"threshold", cmp.options.threshold},
                      {"alpha", cmp.options.alpha},
+                     {"run_noise", cmp.options.run_noise},
                      {"regression", cmp.has_regression()},
+                     {"worse_cases", std::move(worse)},
                      {"metrics", std::move(metrics)},
                      {"only_base", case_list(cmp.only_base)},
                      {"only_cand", case_list(cmp.only_cand)},
@@ -127,13 +185,20 @@ std::string json(const Comparison& cmp) {
   return dump_json(out, 2) + "\n";
 }
 
-std::string md(const Comparison& cmp) {
+std::string md(const Comparison& cmp, bool all) {
   using detail::md_escape;
   std::string out = "# mlsysbench comparison\n\n- base: " + md_escape(run_name(cmp.base)) +
-                    "\n- candidate: " + md_escape(run_name(cmp.cand)) + "\n- " + md_escape(settings(cmp)) + "\n\n|";
-  for (const auto& h : header()) out += " " + h + " |";
-  out += "\n| --- | --- | ---: | ---: | ---: | --- | ---: | --- |\n";
-  for (const auto& r : rows(cmp)) {
+                    "\n- candidate: " + md_escape(run_name(cmp.cand)) + "\n- " + md_escape(settings(cmp)) + "\n\n";
+  const auto metrics = shown(cmp, all, /*worst_first=*/!all);
+  if (!all) out += std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) +
+                   " rows: primary metrics that changed, worst first (--all for every row).\n\n";
+  out += "|";
+  const auto head = header(cmp);
+  for (const auto& h : head) out += " " + h + " |";
+  out += "\n|";
+  for (size_t i = 0; i < head.size(); ++i) out += i >= 2 && i != 5 && i + 1 != head.size() ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& r : rows(cmp, metrics)) {
     out += "|";
     for (const auto& cell : r) out += " " + md_escape(cell) + " |";
     out += "\n";
@@ -152,13 +217,51 @@ std::string md(const Comparison& cmp) {
   return out + "\n" + (note.empty() ? "" : md_escape(note) + "\n\n") + tally(cmp) + "\n";
 }
 
+std::string html(const Comparison& cmp, bool all) {
+  using detail::html_escape;
+  std::string out = detail::html_page_head("mlsysbench comparison: " + cmp.cand.uuid + " vs " + cmp.base.uuid);
+  out += "<header><h1>mlsysbench comparison</h1>\n" +
+         detail::html_meta_table({{"base", run_name(cmp.base)}, {"candidate", run_name(cmp.cand)},
+                                  {"rule", settings(cmp)}, {"verdicts", tally(cmp)}}) +
+         "</header>\n";
+  const auto metrics = shown(cmp, all, /*worst_first=*/true);
+  out += "<p>" + std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) + " rows" +
+         (all ? std::string(", worst first") : ": primary metrics that changed, worst first (--all for every row)") +
+         ".</p>\n<div class=\"wide\"><table class=\"compare\"><thead><tr>";
+  for (const auto& h : header(cmp)) out += "<th>" + html_escape(h) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  const auto table = rows(cmp, metrics);
+  for (size_t i = 0; i < table.size(); ++i) {
+    out += "<tr class=\"" + std::string(to_string(metrics[i]->verdict)) + "\">";
+    for (size_t j = 0; j < table[i].size(); ++j)
+      out += std::string(j >= 2 && j + 1 < table[i].size() ? "<td class=\"num\">" : "<td>") + html_escape(table[i][j]) + "</td>";
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  const auto list = [&](const char* title, const std::vector<CaseStatus>& cases) {
+    if (cases.empty()) return;
+    out += std::string("<h2>") + title + "</h2><ul>";
+    for (const auto& c : cases)
+      out += "<li>" + html_escape(c.name + " (base " + (c.base_status.empty() ? "-" : c.base_status) + ", candidate " +
+                                  (c.cand_status.empty() ? "-" : c.cand_status) + ")") + "</li>";
+    out += "</ul>\n";
+  };
+  list("Only in base", cmp.only_base);
+  list("Only in candidate", cmp.only_cand);
+  list("Not compared (not ok in both runs)", cmp.not_compared);
+  if (const std::string note = untested_note(cmp); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
+  out += "</body></html>\n";
+  return out;
+}
+
 }  // namespace
 
-std::string render_comparison(const Comparison& cmp, std::string_view format) {
+std::string render_comparison(const Comparison& cmp, std::string_view format, bool all) {
   if (format == "text") return text(cmp);
   if (format == "json") return json(cmp);
-  if (format == "md" || format == "markdown") return md(cmp);
-  throw std::invalid_argument("unknown comparison format '" + std::string(format) + "' (expected text, json or md)");
+  if (format == "md" || format == "markdown") return md(cmp, all);
+  if (format == "html") return html(cmp, all);
+  throw std::invalid_argument("unknown comparison format '" + std::string(format) + "' (expected text, json, md or html)");
 }
 
 }  // namespace mlsb::reports

@@ -36,6 +36,12 @@ struct CaseRecord {
   std::string primary_metric;
   double started_at = 0;   ///< unix seconds
   double finished_at = 0;  ///< unix seconds
+  /// GPU state read through NVML before and after the case ({} without NVML or a GPU):
+  /// {"before": [GpuState...], "after": [...], "throttle_reasons": [...]} (backends/cuda/gpu_state.hpp).
+  nlohmann::json gpu = nlohmann::json::object();
+  /// The GPU throttled during the case (a throttle reason other than idle, or the SM clock below 75% of
+  /// its default): its comparison verdict is "noisy", never "worse".
+  bool throttled = false;
   std::map<std::string, std::vector<double>> samples;  ///< metric -> values in sample order
   std::vector<SummaryRow> summaries;
   std::vector<std::pair<std::string, nlohmann::json>> items;  ///< (key, detail)
@@ -55,11 +61,29 @@ struct RunRecord {
   double started_at = 0;
   double finished_at = 0;
   nlohmann::json env = nlohmann::json::object();
+  /// Hash of the hardware and build the run ran on (harness/machine_key.hpp); "" for runs stored before
+  /// schema 2, which match no other run's machine.
+  std::string machine_key;
+  std::string branch;  ///< git branch (or --branch); "" when unknown
+  /// CI metadata when present: {"run_id", "runner", "ref", "sha", "workflow", "repository"} (GitHub Actions).
+  nlohmann::json ci = nlohmann::json::object();
 };
 
 struct RunData {
   RunRecord run;
   std::vector<CaseRecord> cases;
+};
+
+/// One metric's summary of one ok case of a run (Store::load_metric_points): a point of a history.
+struct MetricPoint {
+  int64_t run_id = 0;
+  std::string workload, params_key, label, backend, comm, primary_metric;
+  int ranks = 1;
+  bool throttled = false;
+  std::string metric, unit;
+  Better better = Better::Lower;
+  int64_t n = 0;
+  double median = 0, ci_lo = 0, ci_hi = 0;
 };
 
 /// A run's case counts by status: ok, failed (status "failed" or "timeout") and other (skipped, interrupted).

@@ -11,7 +11,11 @@ Format parse_format(std::string_view text) {
   if (text == "html") return Format::Html;
   if (text == "md" || text == "markdown") return Format::Md;
   if (text == "gbench") return Format::Gbench;
-  throw std::invalid_argument("unknown report format '" + std::string(text) + "' (expected json, html, md or gbench)");
+  if (text == "bmf") return Format::Bmf;
+  if (text == "gab") return Format::Gab;
+  if (text == "gab-bigger") return Format::GabBigger;
+  throw std::invalid_argument("unknown report format '" + std::string(text) +
+                              "' (expected json, html, md, gbench, bmf, gab or gab-bigger)");
 }
 
 std::string_view to_string(Format f) {
@@ -20,6 +24,9 @@ std::string_view to_string(Format f) {
     case Format::Html: return "html";
     case Format::Md: return "md";
     case Format::Gbench: return "gbench";
+    case Format::Bmf: return "bmf";
+    case Format::Gab: return "gab";
+    case Format::GabBigger: return "gab-bigger";
   }
   return "json";
 }
@@ -30,6 +37,9 @@ std::string render(const RunData& run, Format f) {
     case Format::Html: return detail::render_html(run);
     case Format::Md: return detail::render_md(run);
     case Format::Gbench: return detail::render_gbench(run);
+    case Format::Bmf: return detail::render_bmf(run);
+    case Format::Gab: return detail::render_gab(run, Better::Lower);
+    case Format::GabBigger: return detail::render_gab(run, Better::Higher);
   }
   throw std::invalid_argument("render: unknown format");
 }

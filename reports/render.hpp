@@ -1,7 +1,8 @@
 #pragma once
 // Renders one stored run as a report: JSON (schema "mlsysbench.report/1", see REPORT_SCHEMA.md),
-// self-contained HTML (inline CSS and SVG, no scripts, no network), GitHub-flavoured Markdown, or
-// Google-Benchmark-compatible JSON readable by Google Benchmark's tools/compare.py.
+// self-contained HTML (inline CSS and SVG, no scripts, no network), GitHub-flavoured Markdown,
+// Google-Benchmark-compatible JSON readable by Google Benchmark's tools/compare.py, or the trend formats
+// of CI dashboards: Bencher Metric Format (bmf) and github-action-benchmark's custom JSON (gab, gab-bigger).
 #include <string>
 #include <string_view>
 
@@ -9,9 +10,12 @@
 
 namespace mlsb::reports {
 
-enum class Format { Json, Html, Md, Gbench };
+/// Gab: the lower-is-better metrics (tool customSmallerIsBetter); GabBigger: the higher-is-better ones
+/// (customBiggerIsBetter).
+enum class Format { Json, Html, Md, Gbench, Bmf, Gab, GabBigger };
 
-/// Parses "json" | "html" | "md" (or "markdown") | "gbench"; throws std::invalid_argument listing the formats.
+/// Parses "json" | "html" | "md" (or "markdown") | "gbench" | "bmf" | "gab" | "gab-bigger"; throws
+/// std::invalid_argument listing the formats.
 Format parse_format(std::string_view text);
 std::string_view to_string(Format f);
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "reports/detail/html_page.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/series_items.hpp"
 #include "reports/detail/svg_chart.hpp"
@@ -11,27 +12,6 @@
 namespace mlsb::reports::detail {
 namespace {
 
-constexpr const char* kStyle = R"css(
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d0d7de}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0 16px;max-width:100%}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
-table.meta th{width:9em}tr.total td{font-weight:600}
-div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child{white-space:nowrap}
-tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
-figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-svg.chart{max-width:100%;height:auto}
-svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
-svg.chart .line{stroke:#0969da;stroke-width:1.5;fill:none}svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
-code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
-)css";
-
-void meta_table(std::string& out, const std::vector<std::pair<std::string, std::string>>& rows) {
-  out += "<table class=\"meta\"><tbody>";
-  for (const auto& [k, v] : rows) out += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>";
-  out += "</tbody></table>\n";
-}
 
 // One chart per metric that at least two ok cases report (a single bar compares nothing; the metrics
 // table shows every value).
@@ -104,17 +84,11 @@ std::string render_html(const RunData& data) {
   const auto groups = group_by_workload(data);
   std::string out;
   out.reserve(4096 + 2048 * data.cases.size());
-  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-         "<meta name=\"generator\" content=\"mlsysbench " MLSB_VERSION "\"><title>";
-  out += html_escape("mlsysbench report: " + (run.suite.empty() ? run.uuid : run.suite + " " + run.uuid));
-  out += "</title><style>";
-  out += kStyle;
-  out += "</style></head><body>\n<header><h1>mlsysbench report</h1>\n";
-  meta_table(out, run_fields(run));
+  out += html_page_head("mlsysbench report: " + (run.suite.empty() ? run.uuid : run.suite + " " + run.uuid));
+  out += "<header><h1>mlsysbench report</h1>\n";
+  out += html_meta_table(run_fields(run));
   out += "<details><summary>Environment</summary>\n";
-  meta_table(out, flatten_env(run.env));
+  out += html_meta_table(flatten_env(run.env));
   out += "</details></header>\n<nav>";
   for (size_t i = 0; i < groups.size(); ++i)
     out += "<a href=\"#w" + std::to_string(i) + "\">" + html_escape(groups[i].workload) + "</a>";
@@ -123,6 +97,7 @@ std::string render_html(const RunData& data) {
     const auto& g = groups[i];
     out += "<section id=\"w" + std::to_string(i) + "\"><h2>" + html_escape(g.workload) + "</h2>\n";
     out += "<p>" + html_escape(status_counts(g)) + "</p>\n" + html_table(cases_table(g), "cases");
+    if (const std::string note = throttle_note(g); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
     charts(out, g);

@@ -47,6 +47,8 @@ ojson case_json(const CaseRecord& c, const std::string& name) {
           {"primary_metric", c.primary_metric},
           {"started_at", c.started_at},
           {"finished_at", c.finished_at},
+          {"gpu", ojson::parse(dump_json(c.gpu))},
+          {"throttled", c.throttled},
           {"summaries", std::move(summaries)},
           {"samples", std::move(samples)},
           {"items", std::move(items)}};
@@ -72,7 +74,10 @@ std::string render_json(const RunData& data) {
         {"argv", r.argv},
         {"seed", r.seed},
         {"tags", r.tags},
-        {"git", {{"sha", r.git_sha}, {"dirty", r.git_dirty}}}}},
+        {"git", {{"sha", r.git_sha}, {"dirty", r.git_dirty}}},
+        {"machine_key", r.machine_key},
+        {"branch", r.branch},
+        {"ci", ojson::parse(dump_json(r.ci))}}},
       {"env", ojson::parse(dump_json(r.env))},
       {"cases", std::move(cases)}};
   return dump_json(report, 2) + "\n";

@@ -34,6 +34,7 @@ std::string render_md(const RunData& data) {
   if (!env.empty()) out += "\n<details><summary>Environment</summary>\n\n" + md_table(field_table(env)) + "\n</details>\n";
   for (const auto& g : group_by_workload(data)) {
     out += "\n## " + md_escape(g.workload) + "\n\n" + md_escape(status_counts(g)) + ".\n\n" + md_table(cases_table(g));
+    if (const std::string note = throttle_note(g); !note.empty()) out += "\n" + md_escape(note) + "\n";
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "\nMedian [95% CI] per metric:\n\n" + md_table(metrics);
     if (const auto columns = agent_columns(g); columns.size() >= 2)

@@ -10,6 +10,7 @@
 #include "harness/json_parse.hpp"
 #include "harness/text.hpp"
 #include "reports/case_names.hpp"
+#include "reports/detail/report_text.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -84,6 +85,7 @@ std::string format_run_detail(const RunData& d) {
                       static_cast<long long>(s.stats.n));
         o << buf;
       }
+    if (c.throttled) o << "  " << detail::throttle_text(c);
     if (!c.reason.empty()) o << "  — " << c.reason;
     o << "\n";
   }

@@ -11,7 +11,8 @@ namespace mlsb::reports {
 /// case counts (ok, failed incl. timed out, other), suite, git sha (+dirty), tags.
 std::string format_run_list(const std::vector<RunSummary>& runs);
 
-/// A run's metadata, its environment (JSON) and one line per case (status, primary metric, reason).
+/// A run's metadata, its environment (JSON) and one line per case (status, primary metric, "throttled
+/// (reasons)" when the case's GPU throttled, reason).
 std::string format_run_detail(const RunData& run);
 
 /// Unix seconds as "YYYY-MM-DD HH:MM:SS" UTC.

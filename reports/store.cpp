@@ -23,7 +23,8 @@ struct Store::Statements {
   explicit Statements(sqlite3* db)
       : insert_case(db,
                     "INSERT INTO cases (run_id, workload, params_json, params_key, label, backend, comm, ranks, "
-                    "status, reason, primary_metric, started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "status, reason, primary_metric, started_at, finished_at, gpu_json, throttled) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     "cannot insert case"),
         insert_sample(db, "INSERT INTO samples (case_id, idx, metric, value) VALUES (?,?,?,?)",
                       "cannot insert sample"),
@@ -73,13 +74,17 @@ RunRecord read_run(const Stmt& s) {
   r.git_sha = s.col_text(9);
   r.git_dirty = s.col_int(10) != 0;
   r.env = nlohmann::json::parse(s.col_text(11));
+  r.machine_key = s.col_text(12);
+  r.branch = s.col_text(13);
+  r.ci = nlohmann::json::parse(s.col_text(14));
   return r;
 }
 
 // The runs columns read_run expects, in order.
 constexpr const char* kRunColumns =
-    "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json";
-constexpr int kRunColumnCount = 12;
+    "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json, "
+    "machine_key, branch, ci_json";
+constexpr int kRunColumnCount = 15;
 
 std::optional<int64_t> first_id(Stmt& s) {
   if (!s.step()) return std::nullopt;
@@ -162,11 +167,12 @@ int64_t Store::begin_run(RunRecord& run) {
   if (run.started_at == 0) run.started_at = now_unix();
   Stmt s(db_,
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
-         "env_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+         "env_json, machine_key, branch, ci_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
          "cannot insert run");
   s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
   s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, dump_json(nlohmann::json(run.tags)));
   s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, dump_json(run.env));
+  s.bind(12, run.machine_key).bind(13, run.branch).bind(14, dump_json(run.ci));
   s.run();
   run.id = sqlite3_last_insert_rowid(db_);
   return run.id;
@@ -179,6 +185,7 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
   ic.bind(1, run_id).bind(2, c.workload).bind(3, dump_json(c.params)).bind(4, c.params_key).bind(5, c.label);
   ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, c.status).bind(10, c.reason);
   ic.bind(11, c.primary_metric).bind(12, c.started_at).bind(13, c.finished_at);
+  ic.bind(14, dump_json(c.gpu)).bind(15, int64_t{c.throttled});
   ic.run();
   const int64_t id = sqlite3_last_insert_rowid(db_);
   auto& is = stmts_->insert_sample;
@@ -220,14 +227,19 @@ std::optional<int64_t> Store::resolve_run(std::string_view ref) {
       return first_id(s.bind(1, int64_t{std::stoll(std::string(n))}));
     }
   }
-  {
-    Stmt s(db_, "SELECT id FROM runs WHERE uuid = ?", "cannot look up run");
-    if (auto id = first_id(s.bind(1, ref))) return id;
-  }
+  if (auto id = run_id_by_uuid(ref)) return id;
   {
     Stmt s(db_, "SELECT r.id FROM runs r, json_each(r.tags) t WHERE t.value = ? ORDER BY r.id DESC LIMIT 1",
            "cannot look up run");
     if (auto id = first_id(s.bind(1, ref))) return id;
+  }
+  if (const size_t tilde = ref.rfind('~'); tilde != std::string_view::npos && all_digits(ref.substr(tilde + 1))) {
+    // TAG~N: the N-th run before the newest carrying TAG.
+    Stmt s(db_,
+           "SELECT r.id FROM runs r, json_each(r.tags) t WHERE t.value = ? ORDER BY r.id DESC LIMIT 1 OFFSET ?",
+           "cannot look up run");
+    s.bind(1, ref.substr(0, tilde)).bind(2, int64_t{std::stoll(std::string(ref.substr(tilde + 1)))});
+    if (auto id = first_id(s)) return id;
   }
   if (ref.empty()) return std::nullopt;
   Stmt s(db_, "SELECT id FROM runs WHERE substr(uuid, 1, length(?1)) = ?1 LIMIT 2", "cannot look up run");
@@ -235,6 +247,11 @@ std::optional<int64_t> Store::resolve_run(std::string_view ref) {
   const auto id = first_id(s);
   if (id && s.step()) return std::nullopt;  // ambiguous prefix
   return id;
+}
+
+std::optional<int64_t> Store::run_id_by_uuid(std::string_view uuid) {
+  Stmt s(db_, "SELECT id FROM runs WHERE uuid = ?", "cannot look up run");
+  return first_id(s.bind(1, uuid));
 }
 
 std::vector<RunRecord> Store::list_runs(int limit) {
@@ -271,7 +288,7 @@ RunData Store::load_run(int64_t run_id) {
   {
     Stmt s(db_,
            "SELECT id, workload, params_json, params_key, label, backend, comm, ranks, status, reason, "
-           "primary_metric, started_at, finished_at FROM cases WHERE run_id = ? ORDER BY id",
+           "primary_metric, started_at, finished_at, gpu_json, throttled FROM cases WHERE run_id = ? ORDER BY id",
            "cannot load cases");
     s.bind(1, run_id);
     while (s.step()) {
@@ -289,6 +306,8 @@ RunData Store::load_run(int64_t run_id) {
       c.primary_metric = s.col_text(10);
       c.started_at = s.col_double(11);
       c.finished_at = s.col_double(12);
+      c.gpu = nlohmann::json::parse(s.col_text(13));
+      c.throttled = s.col_int(14) != 0;
       index.emplace(c.id, data.cases.size());
       data.cases.push_back(std::move(c));
     }
@@ -351,6 +370,42 @@ RunData Store::load_run(int64_t run_id) {
   }
   tx.commit();
   return data;
+}
+
+std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric) {
+  std::string sql =
+      "SELECT c.run_id, c.workload, c.params_key, c.label, c.backend, c.comm, c.ranks, c.primary_metric, "
+      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi "
+      "FROM cases c JOIN summaries s ON s.case_id = c.id "
+      "WHERE c.run_id IN (SELECT value FROM json_each(?1)) AND c.status = 'ok'";
+  if (metric == "primary") sql += " AND s.metric = c.primary_metric";
+  else if (!metric.empty()) sql += " AND s.metric = ?2";
+  sql += " ORDER BY c.run_id, c.id, s.metric";
+  Stmt s(db_, sql, "cannot load the history");
+  s.bind(1, dump_json(nlohmann::json(run_ids)));
+  if (!metric.empty() && metric != "primary") s.bind(2, metric);
+  std::vector<MetricPoint> out;
+  while (s.step()) {
+    MetricPoint p;
+    p.run_id = s.col_int(0);
+    p.workload = s.col_text(1);
+    p.params_key = s.col_text(2);
+    p.label = s.col_text(3);
+    p.backend = s.col_text(4);
+    p.comm = s.col_text(5);
+    p.ranks = static_cast<int>(s.col_int(6));
+    p.primary_metric = s.col_text(7);
+    p.throttled = s.col_int(8) != 0;
+    p.metric = s.col_text(9);
+    p.unit = s.col_text(10);
+    p.better = parse_better(s.col_text(11));
+    p.n = s.col_int(12);
+    p.median = s.col_double(13);
+    p.ci_lo = s.col_double(14);
+    p.ci_hi = s.col_double(15);
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 bool Store::delete_run(int64_t run_id) {

@@ -47,16 +47,23 @@ class Store {
   void finish_run(int64_t run_id, std::string_view status);
 
   /// Resolves a run reference: numeric id, uuid (or unique uuid prefix), "latest", "latest~N"
-  /// (N runs before the latest), or a tag (the newest run carrying it). nullopt when none matches.
+  /// (N runs before the latest), a tag (the newest run carrying it) or "TAG~N" (the N-th run before the
+  /// newest carrying TAG: "nightly~1" is the nightly before the newest). nullopt when none matches.
   /// "latest" and "latest~N" skip runs still "running" (an in-progress run is no result); such a run
   /// stays reachable by id, uuid or tag.
   std::optional<int64_t> resolve_run(std::string_view ref);
+  /// The id of the run with exactly this uuid (no prefix, tag or id lookup), or nullopt.
+  std::optional<int64_t> run_id_by_uuid(std::string_view uuid);
   /// Newest first; `limit` 0 means all.
   std::vector<RunRecord> list_runs(int limit = 0);
   /// list_runs with each run's case counts (ok / failed or timed out / other), for `db ls`.
   std::vector<RunSummary> list_run_summaries(int limit = 0);
   /// The whole run; throws StoreError when it does not exist.
   RunData load_run(int64_t run_id);
+  /// One summary row of every ok case of the runs `run_ids`, in run id, case id and metric order; only
+  /// `metric` when it is not empty, only each case's primary metric when it is "primary" (the history's
+  /// input: one query, no samples read).
+  std::vector<MetricPoint> load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric = "");
   /// Deletes a run and everything under it; false when it did not exist.
   bool delete_run(int64_t run_id);
 

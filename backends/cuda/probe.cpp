@@ -46,12 +46,14 @@ Probe probe() {
   using GetFn = int (*)(int*, int);
   using NameFn = int (*)(char*, int, int);
   using MemFn = int (*)(size_t*, int);
+  using BusIdFn = int (*)(char*, int, int);
   auto init = sym<InitFn>(cuda, "cuInit");
   auto driver_version = sym<IntOutFn>(cuda, "cuDriverGetVersion");
   auto count = sym<IntOutFn>(cuda, "cuDeviceGetCount");
   auto get = sym<GetFn>(cuda, "cuDeviceGet");
   auto name = sym<NameFn>(cuda, "cuDeviceGetName");
   auto mem = sym<MemFn>(cuda, "cuDeviceTotalMem_v2");
+  auto bus_id = sym<BusIdFn>(cuda, "cuDeviceGetPCIBusId");  // optional: only the GPU state needs it
   int v = 0;
   if (driver_version && driver_version(&v) == 0) p.driver_version = major_minor(v);
   if (!init || !count || !get || !name || !mem) {
@@ -74,7 +76,9 @@ Probe probe() {
     if (get(&dev, i) != 0) continue;
     name(buf, sizeof buf, dev);
     mem(&bytes, dev);
-    p.gpus.push_back({buf, bytes});
+    char bus[32] = {};
+    if (bus_id) bus_id(bus, sizeof bus, dev);
+    p.gpus.push_back({buf, bytes, bus});
   }
   return p;
 }

@@ -10,6 +10,7 @@ namespace mlsb::cuda {
 struct GpuInfo {
   std::string name;
   uint64_t memory_bytes = 0;
+  std::string pci_bus_id = {};  ///< "0000:19:00.0" (cuDeviceGetPCIBusId); how NVML finds this GPU
 };
 
 struct Probe {

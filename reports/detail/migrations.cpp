@@ -75,6 +75,16 @@ CREATE TABLE items (
 );
 CREATE INDEX items_by_case ON items(case_id, key);
 )sql"},
+    // Nightly CI: runs carry the machine key, branch and CI metadata that pick a baseline; cases carry
+    // the GPU state before and after them and whether the GPU throttled.
+    Migration{2, R"sql(
+ALTER TABLE runs ADD COLUMN machine_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN ci_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE cases ADD COLUMN throttled INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_by_machine ON runs(machine_key, branch, suite);
+)sql"},
 };
 
 }  // namespace

@@ -10,5 +10,8 @@ std::string render_json(const RunData& run);
 std::string render_html(const RunData& run);
 std::string render_md(const RunData& run);
 std::string render_gbench(const RunData& run);
+std::string render_bmf(const RunData& run);
+/// The metrics whose direction is `better`: Lower for customSmallerIsBetter, Higher for customBiggerIsBetter.
+std::string render_gab(const RunData& run, Better better);
 
 }  // namespace mlsb::reports::detail

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "harness/text.hpp"
 #include "reports/case_names.hpp"
 
 namespace mlsb::reports::detail {
@@ -80,7 +81,26 @@ std::string md_escape(std::string_view s) {
   return out;
 }
 
-std::string status_text(const CaseRecord& c) { return c.reason.empty() ? c.status : c.status + ": " + c.reason; }
+std::string status_text(const CaseRecord& c) {
+  const std::string throttled = throttle_text(c);
+  const std::string status = throttled.empty() ? c.status : c.status + ", " + throttled;
+  return c.reason.empty() ? status : status + ": " + c.reason;
+}
+
+std::string throttle_text(const CaseRecord& c) {
+  if (!c.throttled) return "";
+  std::vector<std::string> reasons;
+  if (const auto it = c.gpu.find("throttle_reasons"); it != c.gpu.end() && it->is_array())
+    for (const auto& r : *it)
+      if (r.is_string()) reasons.push_back(r.get<std::string>());
+  return reasons.empty() ? "throttled" : "throttled (" + join(reasons, ", ") + ")";
+}
+
+std::string throttle_note(const WorkloadGroup& g) {
+  if (std::none_of(g.cases.begin(), g.cases.end(), [](const CaseRecord* c) { return c->throttled; })) return "";
+  return "throttled: the GPU slowed its clocks during the case (a clock event reason other than idle or a "
+         "clock setting, or the SM clock below 75% of its default); compare calls such a case noisy, never worse.";
+}
 
 const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric) {
   for (const auto& s : c.summaries)
@@ -113,6 +133,21 @@ std::vector<WorkloadGroup> group_by_workload(const RunData& run) {
     }
   }
   return groups;
+}
+
+std::vector<TrendPoint> trend_points(const RunData& run) {
+  std::vector<TrendPoint> points;
+  const std::vector<std::string> names = case_display_names(run.cases);
+  for (size_t i = 0; i < run.cases.size(); ++i) {
+    const CaseRecord& c = run.cases[i];
+    if (c.status != "ok") continue;
+    for (const auto& s : c.summaries) {
+      const auto samples = c.samples.find(s.metric);
+      const bool finite = std::isfinite(s.stats.median) && std::isfinite(s.stats.p05) && std::isfinite(s.stats.p95);
+      if (samples != c.samples.end() && !samples->second.empty() && finite) points.push_back({&c, names[i], &s});
+    }
+  }
+  return points;
 }
 
 std::string status_counts(const WorkloadGroup& g) {

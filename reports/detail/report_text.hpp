@@ -31,8 +31,12 @@ std::string html_escape(std::string_view s);
 /// Escapes a GFM table cell: `|`, `\`, `<`, `>`, `&`, backticks; newlines become spaces.
 std::string md_escape(std::string_view s);
 
-/// "failed: <reason>" style status text; just the status when there is no reason.
+/// "failed: <reason>" style status text; just the status when there is no reason. A throttled case
+/// has its throttle_text after the status: "ok, throttled (sw_power_cap): <reason>".
 std::string status_text(const CaseRecord& c);
+/// "throttled (sw_power_cap, hw_slowdown)" when the case's GPU throttled (CaseRecord::throttled, with the
+/// reasons of its gpu record; "throttled" alone when it has none), else "".
+std::string throttle_text(const CaseRecord& c);
 /// The summary of `metric`, or nullptr.
 const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric);
 /// A tool call {"name","arguments"} as "name({...})".
@@ -49,6 +53,18 @@ struct WorkloadGroup {
 std::vector<WorkloadGroup> group_by_workload(const RunData& run);
 /// "3 cases: 1 ok, 1 failed, 1 skipped" (statuses in order of first appearance).
 std::string status_counts(const WorkloadGroup& g);
+/// A sentence saying what "throttled" means when some case of the group is, else "".
+std::string throttle_note(const WorkloadGroup& g);
+
+/// One metric of one case, as the CI trend formats (bmf, gab) report it.
+struct TrendPoint {
+  const CaseRecord* c;
+  std::string case_name;  ///< the case's display name in the run (case_display_names)
+  const SummaryRow* summary;
+};
+/// What the CI trend formats report, in run order, then the case's summary order: each summary of an ok case
+/// that has samples of its metric and a finite median, p05 and p95.
+std::vector<TrendPoint> trend_points(const RunData& run);
 
 /// Environment JSON flattened to ("a.b.c", scalar text) rows; arrays of scalars joined by ", ".
 std::vector<std::pair<std::string, std::string>> flatten_env(const nlohmann::json& env);

@@ -108,4 +108,55 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   return out;
 }
 
+std::string history_chart_svg(const std::string& title, const std::string& unit, const std::vector<HistoryMark>& marks,
+                              const std::vector<HistoryLevel>& levels, const std::vector<HistoryStepMark>& steps) {
+  constexpr double left = 80, plot_w = 640, plot_h = 200, top = 10, bottom = 24;
+  double y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& m : marks)
+    for (double v : {m.y, m.lo, m.hi})
+      if (std::isfinite(v)) y0 = std::min(y0, v), y1 = std::max(y1, v);
+  if (!std::isfinite(y0)) y0 = 0, y1 = 1;
+  if (y1 == y0) y0 -= std::fabs(y0) * 0.05 + 0.5, y1 += std::fabs(y1) * 0.05 + 0.5;
+  const double pad = (y1 - y0) * 0.05;
+  y0 -= pad, y1 += pad;
+  const double n = static_cast<double>(std::max<size_t>(marks.size(), 2) - 1);
+  const auto sx = [&](double i) { return left + i / n * plot_w; };
+  const auto sy = [&](double y) { return top + (y1 - y) / (y1 - y0) * plot_h; };
+  const double width = left + plot_w + 20, height = top + plot_h + bottom;
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart history\" role=\"img\" width=\"" +
+                    px(width) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) + " " + px(height) +
+                    "\"><title>" + html_escape(title) + "</title>";
+  const std::string base = px(top + plot_h);
+  out += "<path class=\"axis\" d=\"M" + px(left) + " " + px(top) + "V" + base + "H" + px(left + plot_w) + "\"/>";
+  for (const auto& l : levels)
+    if (l.end > l.begin && std::isfinite(l.value))
+      out += "<path class=\"level\" d=\"M" + px(sx(static_cast<double>(l.begin))) + " " + px(sy(l.value)) + "H" +
+             px(sx(static_cast<double>(l.end - 1))) + "\"/>";
+  for (const auto& s : steps) {
+    const double x = sx(static_cast<double>(s.at) - 0.5);
+    out += std::string("<path class=\"step") + (s.regression ? " regression" : "") + "\" d=\"M" + px(x) + " " +
+           px(top) + "V" + base + "\"><title>" + html_escape(s.title) + "</title></path>";
+  }
+  std::string path;
+  for (size_t i = 0; i < marks.size(); ++i)
+    if (std::isfinite(marks[i].y)) path += (path.empty() ? "M" : "L") + px(sx(static_cast<double>(i))) + " " + px(sy(marks[i].y));
+  if (!path.empty()) out += "<path class=\"line\" d=\"" + path + "\"/>";
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const HistoryMark& m = marks[i];
+    if (!std::isfinite(m.y)) continue;
+    const std::string x = px(sx(static_cast<double>(i)));
+    out += "<g><title>" + html_escape(m.title) + "</title>";
+    if (std::isfinite(m.lo) && std::isfinite(m.hi))
+      out += "<path class=\"err\" d=\"M" + x + " " + px(sy(m.lo)) + "V" + px(sy(m.hi)) + "\"/>";
+    out += std::string("<circle class=\"pt") + (m.throttled ? " throttled" : "") + "\" cx=\"" + x + "\" cy=\"" +
+           px(sy(m.y)) + "\" r=\"3\"/></g>";
+  }
+  out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + px(top + 10) + "\">" + html_escape(fmt_num(y1)) + "</text>";
+  out += "<text class=\"lbl\" x=\"" + px(left - 4) + "\" y=\"" + base + "\">" + html_escape(fmt_num(y0) + " " + unit) + "</text>";
+  out += "<text class=\"tick\" x=\"" + px(left) + "\" y=\"" + px(top + plot_h + 16) + "\">oldest</text>";
+  out += "<text class=\"tick end\" x=\"" + px(left + plot_w) + "\" y=\"" + px(top + plot_h + 16) + "\">newest (" +
+         std::to_string(marks.size()) + " runs)</text></svg>";
+  return out;
+}
+
 }  // namespace mlsb::reports::detail

@@ -1,6 +1,8 @@
 #pragma once
 // Inline SVG charts: a horizontal bar chart (one bar per case: its median with an error bar for its
 // 95% CI) and a line chart (one series of points, e.g. a loss curve).
+#include <cmath>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,5 +22,28 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
 /// labelled; non-finite points are left out. Empty points give an empty plot.
 std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
                            const std::vector<std::pair<double, double>>& points);
+
+/// One run of a history chart.
+struct HistoryMark {
+  double y = 0, lo = NAN, hi = NAN;  ///< median and its CI (NaN: none drawn)
+  std::string title;                 ///< hover text: run, git sha, date, value
+  bool throttled = false;            ///< drawn hollow
+};
+/// A level of the fit: runs [begin, end) at `value`.
+struct HistoryLevel {
+  size_t begin = 0, end = 0;
+  double value = 0;
+};
+/// A step marker before run `at`: class "step regression" when `regression`, else "step".
+struct HistoryStepMark {
+  size_t at = 0;
+  bool regression = false;
+  std::string title;
+};
+/// An <svg> line chart of a metric over runs (x = run index): the medians joined by a line, each a dot
+/// with its hover title and CI whisker, the fitted levels as flat segments, and a dashed vertical marker
+/// at each step (class "step", plus "regression" for a standing regression).
+std::string history_chart_svg(const std::string& title, const std::string& unit, const std::vector<HistoryMark>& marks,
+                              const std::vector<HistoryLevel>& levels, const std::vector<HistoryStepMark>& steps);
 
 }  // namespace mlsb::reports::detail

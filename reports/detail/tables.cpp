@@ -25,7 +25,7 @@ Table cases_table(const WorkloadGroup& g) {
     }
     row.push_back(std::to_string(c->items.size()));
     t.rows.push_back(std::move(row));
-    t.row_class.push_back("st-" + c->status);
+    t.row_class.push_back("st-" + c->status + (c->throttled ? " throttled" : ""));
   }
   return t;
 }

@@ -16,8 +16,9 @@ struct Table {
   std::vector<bool> text;              ///< per column: long free text (HTML: capped width, wraps anywhere)
 };
 
-/// One row per case: display name, placement, status (with reason), primary metric median, CI, n, noise
-/// (CI and noise "—" when n < 2), items.
+/// One row per case: display name, placement, status (with the throttled mark and reason: status_text),
+/// primary metric median, CI, n, noise (CI and noise "—" when n < 2), items. Row class "st-<status>", plus
+/// " throttled" for a throttled case.
 Table cases_table(const WorkloadGroup& g);
 /// One row per ok case, one column per metric: "median [ci_lo, ci_hi]" ("median —" when n < 2).
 /// No rows when the group has no metrics.

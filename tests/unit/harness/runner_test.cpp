@@ -78,6 +78,14 @@ TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
   EXPECT_NE(a.samples, c.samples);
 }
 
+TEST(HarnessRunner, WithoutNvmlOrAGpuACaseRecordsNoGpuState) {
+  if (!cuda::probe().gpus.empty()) GTEST_SKIP() << "a GPU is present (tests/gpu reads its state)";
+  const auto r = run(spec_for("test_counter", {{"size", int64_t{2}}}));
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_EQ(r.gpu, nlohmann::json::object());
+  EXPECT_FALSE(r.throttled);
+}
+
 TEST(HarnessRunner, FailuresAreIsolatedWithReasons) {
   auto f = run(spec_for("test_fail"));
   EXPECT_EQ(f.status, "failed");

@@ -19,6 +19,10 @@ RunData one_case_run(const std::string& uuid, std::vector<double> time_ms, std::
   return d;
 }
 
+// These tests check the two-run statistics themselves, so no run-to-run noise floor is assumed (the
+// floor and the history t-test are tested in compare_history_test.cpp).
+constexpr CompareOptions kTwoRun{.run_noise = 0};
+
 MetricComparison metric(const Comparison& c, const std::string& name) {  // a copy: callers pass temporaries
   for (const auto& m : c.metrics)
     if (m.metric == name) return m;
@@ -63,7 +67,7 @@ TEST(CompareTest, IdenticalSingleSamplesAreTheSame) {
 TEST(CompareTest, AClearlySlowerCandidateIsWorseAndARegression) {
   const RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3, 10.1}, {100, 101, 99, 100, 102, 98, 100, 101});
   const RunData cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0, 11.8, 12.3, 12.1}, {120, 121, 119, 120, 122, 118, 120, 121});
-  const Comparison c = compare_runs(base, cand);
+  const Comparison c = compare_runs(base, cand, kTwoRun);
   const auto& t = metric(c, "time_ms");
   EXPECT_EQ(t.verdict, Verdict::Worse);
   EXPECT_TRUE(t.primary);
@@ -74,7 +78,7 @@ TEST(CompareTest, AClearlySlowerCandidateIsWorseAndARegression) {
   EXPECT_EQ(metric(c, "bw").verdict, Verdict::Better);  // higher is better for GB/s
   EXPECT_TRUE(c.has_regression());
   // The same change the other way round is an improvement, not a regression.
-  const Comparison back = compare_runs(cand, base);
+  const Comparison back = compare_runs(cand, base, kTwoRun);
   EXPECT_EQ(metric(back, "time_ms").verdict, Verdict::Better);
   EXPECT_EQ(metric(back, "bw").verdict, Verdict::Worse);
   EXPECT_FALSE(back.has_regression());
@@ -94,7 +98,7 @@ TEST(CompareTest, ASmallChangeWithinTheThresholdIsTheSame) {
   const RunData base = one_case_run("a", {10, 10.1, 10.0, 10.05, 9.95});
   const RunData cand = one_case_run("b", {10.2, 10.3, 10.2, 10.25, 10.15});
   EXPECT_EQ(metric(compare_runs(base, cand), "time_ms").verdict, Verdict::Same);
-  EXPECT_EQ(metric(compare_runs(base, cand, {.threshold = 0.01}), "time_ms").verdict, Verdict::Worse);
+  EXPECT_EQ(metric(compare_runs(base, cand, {.threshold = 0.01, .run_noise = 0}), "time_ms").verdict, Verdict::Worse);
 }
 
 TEST(CompareTest, TooFewSamplesForTheUTestFallBackOnTheRatioCI) {
@@ -120,7 +124,7 @@ TEST(CompareTest, WithASingleSampleTheThresholdAloneDecides) {
   EXPECT_EQ(metric(compare_runs(one_case_run("a", {10}), one_case_run("b", {9})), "time_ms").verdict,
             Verdict::Better);
   // One side with many samples still has no estimate for the other.
-  const auto& mixed = metric(compare_runs(one_case_run("a", {10, 10.1, 9.9, 10, 10.2}), one_case_run("b", {12})),
+  const auto& mixed = metric(compare_runs(one_case_run("a", {10, 10.1, 9.9, 10, 10.2}), one_case_run("b", {12}), kTwoRun),
                              "time_ms");
   EXPECT_EQ(mixed.verdict, Verdict::Worse);
   EXPECT_EQ(mixed.significance, Significance::None);
@@ -207,7 +211,7 @@ TEST(CompareTest, ListsCasesPresentInOnlyOneRunAndCasesNotOkInBoth) {
 
 TEST(CompareTest, RendersTextJsonAndMarkdown) {
   const RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}), cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0});
-  const Comparison c = compare_runs(base, cand);
+  const Comparison c = compare_runs(base, cand, kTwoRun);
   const std::string text = render_comparison(c, "text");
   EXPECT_NE(text.find("case"), std::string::npos);
   EXPECT_NE(text.find("moe_train/experts=8"), std::string::npos);

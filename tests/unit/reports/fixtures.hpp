@@ -79,6 +79,50 @@ inline RunData fixture_run() {
   return d;
 }
 
+/// fixture_run as a nightly CI run records it: a machine key, a branch, GitHub Actions metadata, the GPU state of
+/// the first case, and a throttled second case.
+inline RunData fixture_run_nightly() {
+  RunData d = fixture_run();
+  d.run.machine_key = "9c1f0a2b7d3e4f56";
+  d.run.branch = "main";
+  d.run.ci = {{"repository", "org/mlsysbench"}, {"run_id", "123456789"}, {"workflow", "nightly"}};
+  d.cases[0].gpu = {{"before", {{{"index", 0}, {"sm_clock_mhz", 1980}}}}, {"throttle_reasons", nlohmann::json::array()}};
+  d.cases[1].gpu = {{"throttle_reasons", {"hw_slowdown"}}};
+  d.cases[1].throttled = true;
+  return d;
+}
+
+/// Expects `a` and `b` to hold the same case in every field but the id (summary statistics compared exactly).
+inline void expect_same_case(const CaseRecord& a, const CaseRecord& b) {
+  EXPECT_EQ(a.workload, b.workload);
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.params_key, b.params_key);
+  EXPECT_EQ(a.label, b.label);
+  EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.ranks, b.ranks);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.primary_metric, b.primary_metric);
+  EXPECT_EQ(a.started_at, b.started_at);
+  EXPECT_EQ(a.finished_at, b.finished_at);
+  EXPECT_EQ(a.gpu, b.gpu);
+  EXPECT_EQ(a.throttled, b.throttled);
+  EXPECT_EQ(a.samples, b.samples);
+  ASSERT_EQ(a.summaries.size(), b.summaries.size());
+  for (size_t i = 0; i < a.summaries.size(); ++i) {
+    const auto &x = a.summaries[i], &y = b.summaries[i];
+    EXPECT_EQ(x.metric, y.metric);
+    EXPECT_EQ(x.unit, y.unit);
+    EXPECT_EQ(x.better, y.better);
+    EXPECT_EQ(x.stats.n, y.stats.n);
+    for (auto field : {&Summary::min, &Summary::median, &Summary::mean, &Summary::stddev, &Summary::rel_stddev,
+                       &Summary::p05, &Summary::p95, &Summary::max, &Summary::ci_lo, &Summary::ci_hi})
+      EXPECT_EQ(x.stats.*field, y.stats.*field) << x.metric;
+  }
+  EXPECT_EQ(a.items, b.items);
+}
+
 /// Compares `actual` with a golden file line by line. In the golden text `{{num}}` matches a number
 /// (or null), `{{*}}` any text; everything else is literal. Returns "" on a match, else the first mismatch.
 inline std::string golden_mismatch(const std::string& golden, const std::string& actual) {

@@ -33,6 +33,19 @@ TEST(ReportsCaseNamesTest, FallsBackToTheParamsKeyForCollidingNames) {
   EXPECT_EQ(params_name(cases[3]), "v");
 }
 
+TEST(ReportsCaseNamesTest, CasesWithTheSameParamsGetTheirPlacementThenANumber) {
+  std::vector<CaseRecord> cases(4);
+  for (auto& c : cases) {
+    c.workload = "w";
+    c.params_key = c.label = "a=1";
+  }
+  cases[1].comm = "mpi";
+  cases[1].ranks = 4;
+  const auto names = case_display_names(cases);
+  EXPECT_EQ(names, (std::vector<std::string>{"w/a=1 [cpu, local x1] #1", "w/a=1 [cpu, mpi x4]",
+                                             "w/a=1 [cpu, local x1] #2", "w/a=1 [cpu, local x1] #3"}));
+}
+
 TEST(ReportsRunListingTest, ListsDurationAndCaseCounts) {
   RunSummary done{test::fixture_run().run, {3, 1, 1}};
   RunSummary running;
@@ -58,7 +71,18 @@ TEST(ReportsRunListingTest, ShowsCasesByDisplayName) {
   const std::string text = format_run_detail(test::fixture_run());
   EXPECT_NE(text.find("[ok] moe_train/experts=8  time_ms"), std::string::npos) << text;
   EXPECT_NE(text.find("[ok] toolbench  time_ms"), std::string::npos) << text;
+  EXPECT_EQ(text.find("throttled"), std::string::npos) << text;
   EXPECT_EQ(text.find("topk=2"), std::string::npos) << text;
+}
+
+TEST(ReportsRunListingTest, ShowsAThrottledCaseWithItsReasons) {
+  RunData run = test::fixture_run();
+  run.cases[0].throttled = true;
+  run.cases[0].gpu = {{"throttle_reasons", nlohmann::json::array({"hw_slowdown"})}};
+  const std::string text = format_run_detail(run);
+  EXPECT_NE(text.find("[ok] moe_train/experts=8  time_ms 10.5 ms (n=5)  throttled (hw_slowdown)\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

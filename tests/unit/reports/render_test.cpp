@@ -1,10 +1,14 @@
-// Report renderers: golden files for JSON and Markdown, HTML structure and escaping, the 1,000-case
-// render budget, and gbench output read by Google Benchmark's compare.py.
+// Report renderers: golden files for JSON, Markdown, gbench and the CI trend formats (bmf, gab, gab-bigger),
+// HTML structure and escaping, the 1,000-case render budget, and gbench output read by Google Benchmark's
+// compare.py.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "reports/bench/synthetic_run.hpp"
+#include "reports/case_names.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
@@ -27,20 +31,86 @@ TEST(ReportsRenderTest, ParsesFormatNames) {
   EXPECT_EQ(parse_format("html"), Format::Html);
   EXPECT_EQ(parse_format("md"), Format::Md);
   EXPECT_EQ(parse_format("gbench"), Format::Gbench);
+  for (const Format f : {Format::Bmf, Format::Gab, Format::GabBigger}) EXPECT_EQ(parse_format(to_string(f)), f);
+  EXPECT_EQ(to_string(Format::GabBigger), "gab-bigger");
   try {
     parse_format("pdf");
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("json, html, md or gbench"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("json, html, md, gbench, bmf, gab or gab-bigger"), std::string::npos)
+        << e.what();
   }
 }
 
-TEST(ReportsRenderTest, JsonMatchesGoldenFile) { expect_golden("report.json", render(test::fixture_run(), Format::Json)); }
+TEST(ReportsRenderTest, JsonMatchesGoldenFile) {
+  expect_golden("report.json", render(test::fixture_run_nightly(), Format::Json));
+}
 
 TEST(ReportsRenderTest, MarkdownMatchesGoldenFile) { expect_golden("report.md", render(test::fixture_run(), Format::Md)); }
 
 TEST(ReportsRenderTest, GbenchMatchesGoldenFile) {
   expect_golden("report.gbench.json", render(test::fixture_run(), Format::Gbench));
+}
+
+TEST(ReportsRenderTest, TrendFormatsMatchGoldenFiles) {
+  expect_golden("report.bmf.json", render(test::fixture_run(), Format::Bmf));
+  expect_golden("report.gab.json", render(test::fixture_run(), Format::Gab));
+  expect_golden("report.gab-bigger.json", render(test::fixture_run(), Format::GabBigger));
+}
+
+// The shapes the consumers document: Bencher's BMF schema (https://bencher.dev/bmf.json: benchmark -> measure ->
+// {"value", "lower_value", "upper_value"} numbers) and github-action-benchmark's custom JSON (an array of
+// {"name", "unit", "value", "range", "extra"}); gab and gab-bigger partition the metrics by direction.
+TEST(ReportsRenderTest, TrendFormatsHaveTheDocumentedShapesAndSplitMetricsByDirection) {
+  RunData run = test::fixture_run();
+  run.cases.push_back(run.cases[0]);  // the same case on 4 MPI ranks: its name must still be unique
+  run.cases.back().comm = "mpi";
+  run.cases.back().ranks = 4;
+  // What should be reported: (display name, metric) -> direction, for every ok case's metric with samples.
+  std::map<std::pair<std::string, std::string>, Better> expected;
+  const auto names = case_display_names(run.cases);
+  for (size_t i = 0; i < run.cases.size(); ++i)
+    for (const auto& s : run.cases[i].summaries)
+      if (run.cases[i].status == "ok") expected[{names[i], s.metric}] = s.better;
+  ASSERT_EQ(expected.size(), 7u);  // 3 x (time_ms, bw) + toolbench's time_ms
+
+  const auto bmf = nlohmann::json::parse(render(run, Format::Bmf));
+  ASSERT_TRUE(bmf.is_object());
+  size_t leaves = 0;
+  for (const auto& [benchmark, measures] : bmf.items()) {
+    ASSERT_TRUE(measures.is_object()) << benchmark;
+    for (const auto& [measure, metric] : measures.items()) {
+      ++leaves;
+      EXPECT_TRUE(expected.count({benchmark, measure})) << benchmark << " " << measure;
+      ASSERT_TRUE(metric.is_object());
+      EXPECT_EQ(metric.size(), 3u);
+      for (const char* key : {"value", "lower_value", "upper_value"})
+        EXPECT_TRUE(metric.contains(key) && metric[key].is_number()) << benchmark << " " << measure << " " << key;
+      EXPECT_LE(metric["lower_value"].get<double>(), metric["value"].get<double>());
+      EXPECT_LE(metric["value"].get<double>(), metric["upper_value"].get<double>());
+    }
+  }
+  EXPECT_EQ(leaves, expected.size());
+
+  std::set<std::string> seen;
+  for (const auto& [format, better] : {std::pair{Format::Gab, Better::Lower}, {Format::GabBigger, Better::Higher}}) {
+    const auto gab = nlohmann::json::parse(render(run, format));
+    ASSERT_TRUE(gab.is_array()) << to_string(format);
+    for (const auto& e : gab) {
+      for (const char* key : {"name", "unit", "range", "extra"})
+        EXPECT_TRUE(e.contains(key) && e[key].is_string()) << e.dump() << " " << key;
+      EXPECT_TRUE(e.contains("value") && e["value"].is_number()) << e.dump();
+      bool matched = false;
+      for (const auto& [key, direction] : expected)
+        if (e["name"] == key.first + " " + key.second) {
+          matched = true;
+          EXPECT_EQ(direction, better) << e["name"] << " is in " << to_string(format);
+        }
+      EXPECT_TRUE(matched) << e["name"];
+      EXPECT_TRUE(seen.insert(e["name"].get<std::string>()).second) << e["name"] << " twice";
+    }
+  }
+  EXPECT_EQ(seen.size(), expected.size());  // together, gab and gab-bigger hold every metric exactly once
 }
 
 TEST(ReportsRenderTest, GoldenMatcherRejectsADifferentNumber) {
@@ -157,6 +227,28 @@ TEST(ReportsRenderTest, ASingleSampleShowsNoNoiseEstimate) {
   EXPECT_NE(md.find("| 12.00 ms | " + dash + " | 1 | " + dash + " |"), std::string::npos) << md;
 }
 
+TEST(ReportsRenderTest, AThrottledCaseIsMarkedWithItsReasons) {
+  RunData run = test::fixture_run();
+  for (Format f : {Format::Html, Format::Md}) {
+    EXPECT_EQ(render(run, f).find(", throttled"), std::string::npos);
+    EXPECT_EQ(render(run, f).find("throttled: the GPU"), std::string::npos);
+  }
+  run.cases[0].throttled = true;
+  run.cases[0].gpu = {{"before", nlohmann::json::array()}, {"after", nlohmann::json::array()},
+                      {"throttle_reasons", nlohmann::json::array({"sw_power_cap", "sw_thermal_slowdown"})}};
+  const std::string md = render(run, Format::Md);
+  EXPECT_NE(md.find("| ok, throttled (sw_power_cap, sw_thermal_slowdown) | time_ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("\nthrottled: the GPU slowed its clocks"), std::string::npos) << md;
+  EXPECT_EQ(md.find("throttled: the GPU"), md.rfind("throttled: the GPU"));  // once: toolbench has none
+  const std::string html = render(run, Format::Html);
+  EXPECT_NE(html.find("<tr class=\"st-ok throttled\">"), std::string::npos);
+  EXPECT_NE(html.find(">ok, throttled (sw_power_cap, sw_thermal_slowdown)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<p>throttled: the GPU slowed its clocks"), std::string::npos);
+  run.cases[1].throttled = true;  // no reasons recorded: the mark alone
+  run.cases[1].reason = "noisy";
+  EXPECT_NE(render(run, Format::Md).find("| ok, throttled: noisy |"), std::string::npos);
+}
+
 TEST(ReportsRenderTest, CollidingDisplayNamesFallBackToTheParamsKey) {
   RunData run = test::fixture_run();
   run.cases[1].label = run.cases[0].label;  // two cases would both be "moe_train/experts=8"
@@ -189,13 +281,15 @@ TEST(ReportsRenderTest, RendersAThousandCaseRunInUnderTwoSeconds) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 2.0);
   EXPECT_GT(html.size(), 100000u);
-  for (Format f : {Format::Json, Format::Md, Format::Gbench}) EXPECT_FALSE(render(run, f).empty());
+  for (Format f : {Format::Json, Format::Md, Format::Gbench, Format::Bmf, Format::Gab, Format::GabBigger})
+    EXPECT_FALSE(render(run, f).empty());
 }
 
 TEST(ReportsRenderTest, EmptyRunRendersInEveryFormat) {
   RunData empty;
   empty.run.uuid = "u";
-  for (Format f : {Format::Json, Format::Html, Format::Md, Format::Gbench}) EXPECT_FALSE(render(empty, f).empty());
+  for (Format f : {Format::Json, Format::Html, Format::Md, Format::Gbench, Format::Bmf, Format::Gab, Format::GabBigger})
+    EXPECT_FALSE(render(empty, f).empty());
 }
 
 // compare.py needs scipy; Debian's /usr/bin/python3 has it (a python3 earlier on PATH may not).

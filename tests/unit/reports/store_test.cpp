@@ -16,35 +16,8 @@ namespace mlsb::reports {
 namespace {
 
 using mlsb::test::TempDir;
+using test::expect_same_case;
 using test::fixture_run;
-
-void expect_same_case(const CaseRecord& a, const CaseRecord& b) {
-  EXPECT_EQ(a.workload, b.workload);
-  EXPECT_EQ(a.params, b.params);
-  EXPECT_EQ(a.params_key, b.params_key);
-  EXPECT_EQ(a.label, b.label);
-  EXPECT_EQ(a.backend, b.backend);
-  EXPECT_EQ(a.comm, b.comm);
-  EXPECT_EQ(a.ranks, b.ranks);
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.reason, b.reason);
-  EXPECT_EQ(a.primary_metric, b.primary_metric);
-  EXPECT_EQ(a.started_at, b.started_at);
-  EXPECT_EQ(a.finished_at, b.finished_at);
-  EXPECT_EQ(a.samples, b.samples);
-  ASSERT_EQ(a.summaries.size(), b.summaries.size());
-  for (size_t i = 0; i < a.summaries.size(); ++i) {
-    const auto &x = a.summaries[i], &y = b.summaries[i];
-    EXPECT_EQ(x.metric, y.metric);
-    EXPECT_EQ(x.unit, y.unit);
-    EXPECT_EQ(x.better, y.better);
-    EXPECT_EQ(x.stats.n, y.stats.n);
-    for (auto field : {&Summary::min, &Summary::median, &Summary::mean, &Summary::stddev, &Summary::rel_stddev,
-                       &Summary::p05, &Summary::p95, &Summary::max, &Summary::ci_lo, &Summary::ci_hi})
-      EXPECT_EQ(x.stats.*field, y.stats.*field) << x.metric;
-  }
-  EXPECT_EQ(a.items, b.items);
-}
 
 RunData store_fixture(Store& store, RunData d = fixture_run()) {
   store.begin_run(d.run);

@@ -1,0 +1,54 @@
+#include "harness/machine_key.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/text.hpp"
+
+namespace mlsb {
+namespace {
+
+std::string text_field(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Bytes as whole GiB: MemTotal moves by a few MiB between kernels on the same machine.
+int64_t gib(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return 0;
+  return std::llround(it->get<double>() / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace
+
+nlohmann::json machine_description(const nlohmann::json& env) {
+  if (!env.is_object()) return machine_description(nlohmann::json::object());
+  nlohmann::json d;
+  d["cpu_model"] = text_field(env, "cpu_model");
+  const auto cores = env.find("cores");
+  d["cores"] = cores != env.end() && cores->is_number_integer() ? cores->get<int64_t>() : 0;
+  d["memory_gib"] = gib(env, "memory_bytes");
+  d["arch"] = text_field(env, "arch");
+  d["gpus"] = nlohmann::json::array();
+  if (const auto g = env.find("gpus"); g != env.end() && g->is_array())
+    for (const auto& gpu : *g)
+      if (gpu.is_object()) d["gpus"].push_back({{"name", text_field(gpu, "name")}, {"memory_gib", gib(gpu, "memory_bytes")}});
+  const auto libs = env.find("libraries");
+  d["driver"] = libs != env.end() && libs->is_object() ? text_field(*libs, "cuda_driver") : "";
+  d["build_type"] = text_field(env, "build_type");
+  d["compiler"] = text_field(env, "compiler");
+  d["compiler_flags"] = text_field(env, "compiler_flags");
+  return d;
+}
+
+std::string machine_key(const nlohmann::json& env) {
+  if (const char* forced = std::getenv("MLSB_MACHINE_KEY"); forced && *forced) return forced;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(fnv1a64(machine_description(env).dump())));
+  return buf;
+}
+
+}  // namespace mlsb

@@ -1,0 +1,73 @@
+#include "reports/baseline.hpp"
+
+#include <cmath>
+
+namespace mlsb::reports {
+namespace {
+
+std::string env_text(const nlohmann::json& env, const char* group, const char* key) {
+  const nlohmann::json* j = &env;
+  if (group) {
+    const auto g = env.find(group);
+    if (g == env.end() || !g->is_object()) return "";
+    j = &*g;
+  }
+  const auto it = j->find(key);
+  return it != j->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit) {
+  std::vector<RunRecord> out;
+  if (cand.machine_key.empty()) return out;  // a run without a key is its own machine
+  for (auto& r : store.list_runs()) {
+    if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
+    if (r.id < cand.id && r.status == "ok" && r.suite == cand.suite && r.machine_key == cand.machine_key &&
+        r.branch == cand.branch && r.git_sha != cand.git_sha)
+      out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<RunRecord> find_baseline(Store& store, const RunRecord& cand) {
+  auto runs = comparable_runs(store, cand, 1);
+  if (runs.empty()) return std::nullopt;
+  return std::move(runs.front());
+}
+
+std::string no_baseline_note(Store& store, const RunRecord& cand) {
+  int same_suite = 0;
+  for (const auto& r : store.list_runs())
+    if (r.id != cand.id && r.suite == cand.suite) ++same_suite;
+  return "no baseline yet: no earlier ok run of suite '" + cand.suite + "' on machine " +
+         (cand.machine_key.empty() ? std::string("(none recorded)") : cand.machine_key) + ", branch '" +
+         cand.branch + "', with a git sha other than " + (cand.git_sha.empty() ? "(none)" : cand.git_sha.substr(0, 10)) +
+         " (" + std::to_string(same_suite) + " other run(s) of that suite in " + store.path().string() + ")";
+}
+
+HistoryMedians history_medians(Store& store, const std::vector<RunRecord>& runs) {
+  std::vector<int64_t> ids;
+  for (const auto& r : runs) ids.push_back(r.id);
+  HistoryMedians out;
+  if (ids.empty()) return out;
+  for (const auto& p : store.load_metric_points(ids))
+    if (std::isfinite(p.median) && !p.throttled)
+      out[case_pair_key(p.workload, p.params_key, p.comm, p.ranks) + '\n' + p.metric].push_back(p.median);
+  return out;
+}
+
+std::vector<std::string> environment_differences(const RunRecord& base, const RunRecord& cand) {
+  std::vector<std::string> out;
+  const auto differ = [&](const std::string& field, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(field + ": " + (a.empty() ? "(none)" : a) + " -> " + (b.empty() ? "(none)" : b));
+  };
+  differ("machine key", base.machine_key, cand.machine_key);
+  differ("GPU driver", env_text(base.env, "libraries", "cuda_driver"), env_text(cand.env, "libraries", "cuda_driver"));
+  differ("CUDA runtime", env_text(base.env, "libraries", "cuda_runtime"), env_text(cand.env, "libraries", "cuda_runtime"));
+  differ("build type", env_text(base.env, nullptr, "build_type"), env_text(cand.env, nullptr, "build_type"));
+  differ("compiler flags", env_text(base.env, nullptr, "compiler_flags"), env_text(cand.env, nullptr, "compiler_flags"));
+  return out;
+}
+
+}  // namespace mlsb::reports

@@ -1,0 +1,48 @@
+#include "reports/detail/html_page.hpp"
+
+#include "reports/detail/report_text.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d0d7de}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px;max-width:100%}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
+table.meta th{width:9em}tr.total td{font-weight:600}
+div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child{white-space:nowrap}
+tr.throttled td{background:#fff1e5}tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
+figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
+svg.chart{max-width:100%;height:auto}
+svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
+svg.chart .level{stroke:#8c959f;stroke-width:3;opacity:.5;fill:none}svg.chart .step{stroke:#8c959f;stroke-width:1.5;stroke-dasharray:4 3}svg.chart .step.regression{stroke:#cf222e}svg.chart .pt{fill:#0969da}svg.chart .pt.throttled{fill:#fff;stroke:#bc4c00}
+svg.chart .line{stroke:#0969da;stroke-width:1.5;fill:none}svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
+tr.worse td{background:#ffebe9}tr.better td{background:#dafbe1}
+code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
+)css";
+
+}  // namespace
+
+std::string html_page_head(const std::string& title) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<meta name=\"generator\" content=\"mlsysbench " MLSB_VERSION "\"><title>";
+  out += html_escape(title);
+  out += "</title><style>";
+  out += kStyle;
+  out += "</style></head><body>\n";
+  return out;
+}
+
+std::string html_meta_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string out = "<table class=\"meta\"><tbody>";
+  for (const auto& [k, v] : rows) out += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>";
+  out += "</tbody></table>\n";
+  return out;
+}
+
+}  // namespace mlsb::reports::detail

@@ -1,0 +1,207 @@
+#include "reports/step_detect.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+#include "harness/stats.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+struct Entry {
+  double y, w;
+};
+struct ByYLess {
+  bool operator()(const Entry& a, const Entry& b) const { return a.y < b.y; }
+};
+struct ByYGreater {
+  bool operator()(const Entry& a, const Entry& b) const { return a.y > b.y; }
+};
+
+// sum w_i |y_i - m| around the weighted median m of the values added so far: two heaps split at the
+// median, with the weight and weighted sum of each side.
+class RunningL1 {
+ public:
+  void add(double y, double w) {
+    if (lower_.empty() || y <= lower_.top().y) push(lower_, wl_, sl_, {y, w});
+    else push(upper_, wu_, su_, {y, w});
+    const double half = (wl_ + wu_) / 2;
+    while (!lower_.empty() && wl_ - lower_.top().w >= half) move(lower_, wl_, sl_, upper_, wu_, su_);
+    while (wl_ < half && !upper_.empty()) move(upper_, wu_, su_, lower_, wl_, sl_);
+  }
+  double median() const { return lower_.top().y; }
+  double cost() const {
+    const double m = median();
+    return std::max(0.0, m * wl_ - sl_ + su_ - m * wu_);
+  }
+
+ private:
+  template <class Heap>
+  static void push(Heap& h, double& w, double& s, Entry e) {
+    h.push(e);
+    w += e.w;
+    s += e.w * e.y;
+  }
+  template <class From, class To>
+  static void move(From& from, double& wf, double& sf, To& to, double& wt, double& st) {
+    const Entry e = from.top();
+    from.pop();
+    wf -= e.w;
+    sf -= e.w * e.y;
+    push(to, wt, st, e);
+  }
+  std::priority_queue<Entry, std::vector<Entry>, ByYLess> lower_;
+  std::priority_queue<Entry, std::vector<Entry>, ByYGreater> upper_;
+  double wl_ = 0, wu_ = 0, sl_ = 0, su_ = 0;
+};
+
+struct Series {
+  std::span<const double> y;
+  std::vector<double> w;
+  double sigma = 1;
+
+  // The fit's cost of one level over [b, e), in noise units, and its value.
+  std::pair<double, double> level(size_t b, size_t e) const {
+    RunningL1 l1;
+    for (size_t i = b; i < e; ++i) l1.add(y[i], w[i]);
+    return {l1.cost() / sigma, l1.median()};
+  }
+
+  // The best split of [b, e) into two levels of at least `min` runs: (gain over one level, index).
+  std::pair<double, size_t> best_split(size_t b, size_t e, size_t min) const {
+    const size_t n = e - b;
+    std::vector<double> prefix(n + 1, 0.0), suffix(n + 1, 0.0);  // cost of [b, b+k) and [b+k, e)
+    RunningL1 fwd, bwd;
+    for (size_t k = 1; k <= n; ++k) {
+      fwd.add(y[b + k - 1], w[b + k - 1]);
+      prefix[k] = fwd.cost();
+      bwd.add(y[e - k], w[e - k]);
+      suffix[n - k] = bwd.cost();
+    }
+    double best = prefix[n];
+    size_t at = 0;
+    for (size_t k = min; k + min <= n; ++k)
+      if (prefix[k] + suffix[k] < best) best = prefix[k] + suffix[k], at = b + k;
+    return {(prefix[n] - best) / sigma, at};
+  }
+};
+
+double mad_sigma(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const double m = median(v);
+  for (double& x : v) x = std::fabs(x - m);
+  return 1.4826 * median(v);
+}
+
+}  // namespace
+
+std::vector<const Step*> StepAnalysis::regressions() const {
+  std::vector<const Step*> out;
+  for (const auto& s : steps)
+    if (s.standing) out.push_back(&s);
+  return out;
+}
+
+StepAnalysis detect_steps(std::span<const double> values, std::span<const double> ci_half, Better better,
+                          const StepOptions& o) {
+  if (!ci_half.empty() && ci_half.size() != values.size())
+    throw std::invalid_argument("detect_steps: ci_half has " + std::to_string(ci_half.size()) + " values for " +
+                                std::to_string(values.size()) + " runs");
+  for (double v : values)
+    if (!std::isfinite(v)) throw std::invalid_argument("detect_steps: a value is not finite");
+  const size_t n = values.size();
+  const size_t min = std::max<size_t>(o.min_level, 1);
+  StepAnalysis out;
+  if (n == 0) return out;
+  Series s{values, std::vector<double>(n, 1.0)};
+  std::vector<double> diffs;
+  for (size_t i = 1; i < n; ++i) diffs.push_back(values[i] - values[i - 1]);
+  const double scale = std::fabs(median(values));
+  s.sigma = std::max({mad_sigma(diffs) / std::sqrt(2.0), 1e-6 * scale, 1e-300});
+  out.noise = s.sigma;
+  if (!ci_half.empty()) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double h = std::isfinite(ci_half[i]) ? ci_half[i] : s.sigma;
+      s.w[i] = 1.0 / std::max(h, s.sigma / 4);
+      sum += s.w[i];
+    }
+    for (double& w : s.w) w *= static_cast<double>(n) / sum;
+  }
+  out.enough_history = n >= 2 * min;
+
+  // Seeded binary segmentation (Kovacs et al., Biometrika 2023): the best split of every seeded interval
+  // (lengths n, n/2, n/4, ... down to 2 * min, each overlapping its neighbours by half), then greedily
+  // the splits with the largest gain over the penalty whose interval holds no cut taken yet. Short
+  // intervals find a level between two steps that a split of the whole series would not.
+  std::vector<size_t> cuts{0, n};
+  if (out.enough_history) {
+    const double gamma = o.penalty * std::log(static_cast<double>(n));
+    struct Candidate {
+      double gain;
+      size_t at, b, e;
+    };
+    std::vector<Candidate> found;
+    for (size_t len = n; len >= 2 * min; len /= 2) {
+      const size_t stride = std::max<size_t>(len / 2, 1);
+      std::vector<size_t> starts;
+      for (size_t b = 0; b + len <= n; b += stride) starts.push_back(b);
+      if (starts.back() + len < n) starts.push_back(n - len);  // the last interval ends at n
+      for (const size_t b : starts) {
+        const auto [gain, at] = s.best_split(b, b + len, min);
+        if (gain > gamma && at != 0) found.push_back({gain, at, b, b + len});
+      }
+    }
+    std::sort(found.begin(), found.end(), [](const Candidate& x, const Candidate& y) { return x.gain > y.gain; });
+    for (const auto& c : found) {
+      bool clear = true;
+      for (size_t cut : cuts)
+        if ((cut > c.b && cut < c.e) || (cut + min > c.at && cut < c.at + min)) clear = false;
+      if (clear) cuts.push_back(c.at);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    // Merge the neighbours whose merge costs least while that lowers the objective.
+    while (cuts.size() > 2) {
+      double best = gamma;
+      size_t drop = 0;
+      for (size_t i = 1; i + 1 < cuts.size(); ++i) {
+        const double increase = s.level(cuts[i - 1], cuts[i + 1]).first - s.level(cuts[i - 1], cuts[i]).first -
+                                s.level(cuts[i], cuts[i + 1]).first;
+        if (increase < best) best = increase, drop = i;
+      }
+      if (drop == 0) break;
+      cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(drop));
+    }
+  }
+
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    Level l{cuts[i], cuts[i + 1], s.level(cuts[i], cuts[i + 1]).second, s.sigma};
+    if (l.end - l.begin >= 4)
+      l.noise = std::max(s.sigma, mad_sigma(std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(l.begin),
+                                                                values.begin() + static_cast<std::ptrdiff_t>(l.end))));
+    out.levels.push_back(l);
+  }
+  const auto beyond = [&](const Level& a, const Level& b) {
+    const double d = std::fabs(b.value - a.value);
+    return d > o.threshold * std::fabs(a.value) && d > o.noise_factor * std::max(a.noise, b.noise);
+  };
+  const auto is_worse = [&](double from, double to) { return better == Better::Lower ? to > from : to < from; };
+  const Level& newest = out.levels.back();
+  for (size_t i = 1; i < out.levels.size(); ++i) {
+    const Level &a = out.levels[i - 1], &b = out.levels[i];
+    Step st;
+    st.at = b.begin;
+    st.before = a.value;
+    st.after = b.value;
+    st.change = a.value != 0 ? b.value / a.value - 1 : NAN;
+    st.worse = is_worse(a.value, b.value);
+    st.significant = beyond(a, b);
+    st.standing = st.worse && st.significant && is_worse(a.value, newest.value) && beyond(a, newest);
+    out.steps.push_back(st);
+  }
+  return out;
+}
+
+}  // namespace mlsb::reports

@@ -1,0 +1,60 @@
+#pragma once
+// Change-point (step) detection over a run history: a weighted L1 piecewise-constant fit with a
+// penalty chosen from the data, then the rule that says which steps are regressions (asv's
+// step_detect/detect_regressions are the model; the solver and the rule here are our own).
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "harness/workload.hpp"
+
+namespace mlsb::reports {
+
+struct StepOptions {
+  double threshold = 0.05;   ///< relative change of the level below which a step is no regression
+  size_t min_level = 2;      ///< runs a level needs: a single-run spike is never a level
+  double penalty = 4.0;      ///< beta in gamma = beta * log(n), in units of the series' noise (see detect_steps)
+  double noise_factor = 2.0; ///< a step must exceed this many noise sigmas of both of its levels
+};
+
+/// A constant level of the fit over runs [begin, end) of the series.
+struct Level {
+  size_t begin = 0, end = 0;
+  double value = 0;  ///< weighted median of the level's values
+  double noise = 0;  ///< its noise sigma: 1.4826 * MAD of its values (>= 4 runs), never below the series'
+};
+
+/// A change between two adjacent levels.
+struct Step {
+  size_t at = 0;            ///< index of the first run of the new level
+  double before = 0, after = 0;  ///< the two levels' values
+  double change = 0;        ///< after / before - 1 (NaN when before is 0)
+  bool worse = false;       ///< in the metric's worse direction
+  bool significant = false; ///< beyond the threshold and noise_factor sigmas of both levels
+  bool standing = false;    ///< worse, significant, and the newest level is still worse than `before`
+                            ///< by more than the threshold and the noise: a regression to report
+};
+
+struct StepAnalysis {
+  bool enough_history = false;  ///< n >= 2 * min_level; otherwise no level is fitted beyond one
+  double noise = 0;             ///< the series' noise sigma (see detect_steps)
+  std::vector<Level> levels;    ///< in run order, covering every run
+  std::vector<Step> steps;      ///< one per boundary between levels
+  /// The standing regressions among `steps`.
+  std::vector<const Step*> regressions() const;
+};
+
+/// Fits levels to `values` (one per run, in run order; e.g. each run's median) and classifies the steps.
+///   - noise sigma: 1.4826 * MAD of the first differences / sqrt(2) (robust to the steps themselves),
+///     at least 1e-6 of the series' median magnitude;
+///   - weights w_i = 1 / max(ci_half_i, sigma / 4), normalised to mean 1 (a run with a wide CI of its
+///     median counts less); `ci_half` may be empty (all weights 1) or hold NaN for unknown;
+///   - fit: minimise sum_i w_i |y_i - level(i)| / sigma + gamma * (number of levels - 1) over levels of
+///     at least min_level runs, gamma = penalty * ln(n), by seeded binary segmentation followed by
+///     merging neighbours while that lowers the objective (an approximate solver of asv's Potts
+///     problem, O(n log^2 n)).
+/// Throws std::invalid_argument when ci_half is neither empty nor values.size() long, or a value is not finite.
+StepAnalysis detect_steps(std::span<const double> values, std::span<const double> ci_half, Better better,
+                          const StepOptions& options = {});
+
+}  // namespace mlsb::reports

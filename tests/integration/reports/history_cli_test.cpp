@@ -1,0 +1,162 @@
+// The nightly gate end to end through the real binary and real SQLite files: 30 JSON reports with a 10%
+// step, imported, make `history --detect --fail-on-regression` exit 1 naming the run and the git shas
+// (the no-step twin exits 0); the history page opens in headless Chromium without console messages and
+// marks the step; `compare --baseline auto` says when there is no baseline yet, catches a 2x slowdown,
+// and with --strict-env refuses a baseline built differently (exit 3); bad selections exit 2.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "harness/json_parse.hpp"
+#include "reports/render.hpp"
+#include "support/test_support.hpp"
+#include "unit/reports/fixtures.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using mlsb::test::run_cli;
+using mlsb::test::shell_quote;
+using mlsb::test::TempDir;
+
+// Run i of a nightly history: two cases whose time_ms is 10 ms (and 20 ms) times `scale`, with 1%
+// run-to-run noise and 0.5% within the run.
+RunData nightly_run(int i, double scale, const std::string& build_type = "RelWithDebInfo") {
+  std::mt19937_64 rng(static_cast<uint64_t>(i) * 7 + 1);
+  std::normal_distribution<double> z(0, 1);
+  RunData d;
+  d.run.uuid = "00000000-0000-4000-8000-" + std::to_string(100000000000 + i);
+  d.run.suite = "nightly-gpu";
+  d.run.status = "ok";
+  d.run.git_sha = "c0ffee" + std::to_string(1000 + i);
+  d.run.machine_key = "ci-gpu-1";
+  d.run.branch = "main";
+  d.run.tags = {"nightly"};
+  d.run.started_at = 1767225600 + 86400.0 * i;
+  d.run.finished_at = d.run.started_at + 60;
+  d.run.env = {{"build_type", build_type}, {"libraries", {{"cuda_driver", "13.0"}}}};
+  for (const auto& [codec, base] : {std::pair{"zstd", 10.0}, std::pair{"lz4", 20.0}}) {
+    const double run_factor = 1 + 0.01 * z(rng);
+    std::vector<double> t;
+    for (int s = 0; s < 5; ++s) t.push_back(base * scale * run_factor * (1 + 0.005 * z(rng)));
+    d.cases.push_back(test::make_case("compress", {{"codec", codec}}, {{"time_ms", t}}));
+    d.cases.back().label = std::string("codec=") + codec;
+  }
+  return d;
+}
+
+// A store holding `runs` nightly runs imported from their JSON reports; run i is scaled by scale(i).
+template <class Scale>
+fs::path imported_store(const TempDir& dir, const std::string& name, int runs, Scale scale) {
+  const fs::path db = dir / name;
+  for (int i = 0; i < runs; ++i) {
+    const fs::path report = dir / (name + "." + std::to_string(i) + ".json");
+    mlsb::test::write_file(report, render(nightly_run(i, scale(i)), Format::Json));
+    const auto r = run_cli(db, "import json " + shell_quote(report));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  return db;
+}
+
+TEST(HistoryCli, DetectsAStepInImportedReportsAndFailsTheGate) {
+  TempDir dir;
+  const fs::path step = imported_store(dir, "step.db", 30, [](int i) { return i >= 20 ? 1.10 : 1.0; });
+  const auto r = run_cli(step, "history --detect --fail-on-regression");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("regression: compress/codec=zstd time_ms: +10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("from run 21 (git c0ffee1019 -> c0ffee1020)"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("standing regressions of primary metrics"), std::string::npos) << r.out;
+  const fs::path flat = imported_store(dir, "flat.db", 30, [](int) { return 1.0; });
+  const auto ok = run_cli(flat, "history --detect --fail-on-regression");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("no standing regression"), std::string::npos) << ok.out;
+  const auto json = run_cli(step, "history --detect -f json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["schema"], "mlsysbench.history/1");
+  EXPECT_EQ(j["regressions"].size(), 2u);
+  EXPECT_EQ(j["regressions"][0]["first_run_id"], 21);
+}
+
+TEST(HistoryCli, TheHistoryPageOpensInChromiumAndMarksTheStep) {
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium absent";
+  TempDir dir;
+  const fs::path db = imported_store(dir, "step.db", 30, [](int i) { return i >= 20 ? 1.10 : 1.0; });
+  const fs::path page = dir / "history.html";
+  const auto r = run_cli(db, "history --detect -f html -o " + shell_quote(page));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  TempDir profile;
+  const auto dom = mlsb::test::run_shell(
+      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-background-networking --user-data-dir=" + shell_quote(profile.path()) +
+      " --enable-logging=stderr --v=0 --window-size=1400,2400 --dump-dom " + shell_quote("file://" + page.string()));
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_EQ(dom.err.find(":CONSOLE"), std::string::npos) << dom.err;
+  EXPECT_NE(dom.out.find("class=\"step regression\""), std::string::npos);
+  EXPECT_NE(dom.out.find("run 21 ("), std::string::npos);  // hover titles name run, git sha and date
+  EXPECT_NE(dom.out.find("git c0ffee1020"), std::string::npos);
+}
+
+TEST(CompareCli, BaselineAutoHistoryAndStrictEnvironment) {
+  TempDir dir;
+  // One run: no baseline yet, which is no failure.
+  const fs::path first = imported_store(dir, "first.db", 1, [](int) { return 1.0; });
+  const auto none = run_cli(first, "compare --baseline auto latest --history 30 --fail-on-regression");
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.err.find("no baseline yet"), std::string::npos) << none.err;
+  // Twenty runs of no change, then a candidate twice as slow.
+  const fs::path db = imported_store(dir, "gate.db", 21, [](int i) { return i == 20 ? 2.0 : 1.0; });
+  const auto slow = run_cli(db, "compare --baseline auto latest --history 30 --fail-on-regression -f json");
+  EXPECT_EQ(slow.exit_code, 1) << slow.out << slow.err;
+  EXPECT_NE(slow.err.find("baseline: run 20"), std::string::npos) << slow.err;
+  EXPECT_NE(slow.err.find("history: 20 comparable run(s)"), std::string::npos) << slow.err;
+  const auto j = nlohmann::json::parse(slow.out);
+  EXPECT_EQ(j["worse_cases"].size(), 2u);
+  // The same comparison of the newest run against the one before it by tag: nightly~1.
+  EXPECT_EQ(run_cli(db, "compare nightly~1 nightly --fail-on-regression").exit_code, 1);
+  EXPECT_EQ(run_cli(db, "compare nightly~2 nightly~1 --fail-on-regression").exit_code, 0);
+  // A candidate built differently: a warning, and exit 3 with --strict-env.
+  const fs::path other = dir / "debug.json";
+  RunData debug = nightly_run(30, 1.0, "Debug");
+  mlsb::test::write_file(other, render(debug, Format::Json));
+  ASSERT_EQ(run_cli(db, "import json " + shell_quote(other)).exit_code, 0);
+  const auto warned = run_cli(db, "compare --baseline auto latest");
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_NE(warned.err.find("warning: the baseline's environment differs"), std::string::npos) << warned.err;
+  EXPECT_NE(warned.err.find("build type: RelWithDebInfo -> Debug"), std::string::npos) << warned.err;
+  EXPECT_EQ(run_cli(db, "compare --baseline auto latest --strict-env").exit_code, 3);
+  // The HTML comparison is one page, worst first.
+  const auto page = run_cli(db, "compare nightly~1 nightly~0 -f html --all");
+  EXPECT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(page.out.find("<!DOCTYPE html>"), std::string::npos);
+  // Usage errors.
+  EXPECT_EQ(run_cli(db, "compare latest").exit_code, 2);
+  EXPECT_EQ(run_cli(db, "compare latest~1 latest --baseline auto").exit_code, 2);
+}
+
+TEST(HistoryCli, BadSelectionsExitTwoAndChangeNothing) {
+  TempDir dir;
+  const fs::path db = imported_store(dir, "h.db", 3, [](int) { return 1.0; });
+  const auto before = mlsb::test::read_file(db);
+  const auto machine = run_cli(db, "history --machine nope");
+  EXPECT_EQ(machine.exit_code, 2);
+  EXPECT_NE(machine.err.find("no run matches --machine nope (machines: 'ci-gpu-1' (3 runs))"), std::string::npos)
+      << machine.err;
+  const auto branch = run_cli(db, "history --branch dev");
+  EXPECT_EQ(branch.exit_code, 2);
+  EXPECT_NE(branch.err.find("--branch 'dev'"), std::string::npos) << branch.err;
+  const auto one = run_cli(db, "history --last 1");
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("a history needs 2 runs or more"), std::string::npos) << one.err;
+  const auto few = run_cli(db, "history --detect");
+  EXPECT_EQ(few.exit_code, 0) << few.err;
+  EXPECT_NE(few.out.find("not enough history (3 runs"), std::string::npos) << few.out;
+  const auto missing = run_cli(dir / "missing.db", "history");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir / "missing.db"));
+  EXPECT_EQ(mlsb::test::read_file(db), before);
+}
+
+}  // namespace
+}  // namespace mlsb::reports

@@ -1,0 +1,126 @@
+// The gate must not cry wolf: compare with a history of 30 runs raises an alarm for at most 1% of 1,000
+// seeds of no change (runs differing by Gaussian, log-normal or autocorrelated run-to-run noise, which
+// the samples within a run do not show), yet catches a 10% slowdown; without a history, a change within
+// the run-to-run noise is "noisy", a 2x slowdown still "worse", and a throttled case never "worse".
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "reports/compare.hpp"
+#include "unit/reports/fixtures.hpp"
+
+namespace mlsb::reports {
+namespace {
+
+using test::make_case;
+
+enum class Noise { Gaussian, LogNormal, Ar1 };
+
+// Run-level factors: 61 runs of the same code on a machine whose state moves between runs.
+std::vector<double> run_factors(uint64_t seed, double sigma, Noise kind) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<double> f;
+  double ar = z(rng) * sigma;
+  for (int i = 0; i < 61; ++i) {
+    ar = 0.5 * ar + std::sqrt(1 - 0.25) * sigma * z(rng);
+    f.push_back(kind == Noise::Gaussian ? 1 + sigma * z(rng) : kind == Noise::LogNormal ? std::exp(sigma * z(rng)) : 1 + ar);
+  }
+  return f;
+}
+
+// A run whose 5 samples sit within 0.5% of 10 ms * factor: tighter than the run-to-run noise.
+RunData run_at(double factor, std::mt19937_64& rng, bool throttled = false) {
+  std::normal_distribution<double> z(0, 0.005);
+  std::vector<double> t;
+  for (int i = 0; i < 5; ++i) t.push_back(10 * factor * (1 + z(rng)));
+  RunData d;
+  d.cases.push_back(make_case("compress", {{"codec", "zstd"}}, {{"time_ms", t}}));
+  d.cases.back().throttled = throttled;
+  return d;
+}
+
+// Compares run 60 (times `slowdown`) against run 59 with runs 30..59 as the history.
+Verdict nightly_verdict(const std::vector<double>& f, uint64_t seed, double slowdown) {
+  std::mt19937_64 rng(seed * 7919);
+  HistoryMedians h;
+  RunData base;
+  for (int i = 30; i < 60; ++i) {
+    base = run_at(f[i], rng);
+    h[case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms"].push_back(base.cases[0].summaries[0].stats.median);
+  }
+  const RunData cand = run_at(f[60] * slowdown, rng);
+  return compare_runs(base, cand, {}, h).metrics.at(0).verdict;
+}
+
+TEST(CompareHistory, NoChangeRaisesAnAlarmInAtMostOnePercentOfSeeds) {
+  for (const Noise kind : {Noise::Gaussian, Noise::LogNormal, Noise::Ar1})
+    for (const double sigma : {0.01, 0.03}) {
+      int alarms = 0;
+      for (uint64_t seed = 1; seed <= 1000; ++seed)
+        alarms += nightly_verdict(run_factors(seed, sigma, kind), seed, 1.0) == Verdict::Worse;
+      EXPECT_LE(alarms, 10) << "noise " << static_cast<int>(kind) << " sigma " << sigma;
+    }
+}
+
+TEST(CompareHistory, ATenPercentSlowdownIsCaught) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed)
+    caught += nightly_verdict(run_factors(seed, 0.02, Noise::Gaussian), seed, 1.10) == Verdict::Worse;
+  EXPECT_GE(caught, 19);
+}
+
+TEST(CompareHistory, WithoutHistoryRunToRunNoiseIsNoisyButTwiceAsSlowIsWorse) {
+  std::mt19937_64 rng(3);
+  const RunData base = run_at(1.0, rng);
+  const auto shifted = compare_runs(base, run_at(1.15, rng));  // a 15% shift between two runs
+  EXPECT_EQ(shifted.metrics[0].verdict, Verdict::Noisy);
+  EXPECT_NE(shifted.metrics[0].why.find("run-to-run noise"), std::string::npos) << shifted.metrics[0].why;
+  EXPECT_FALSE(shifted.has_regression());
+  EXPECT_EQ(compare_runs(base, run_at(1.15, rng), {.run_noise = 0}).metrics[0].verdict, Verdict::Worse);
+  const auto twice = compare_runs(base, run_at(2.0, rng));
+  EXPECT_EQ(twice.metrics[0].verdict, Verdict::Worse);
+  EXPECT_TRUE(twice.has_regression());
+  // A score that every sample repeats has no run-to-run noise: the threshold alone decides.
+  const auto score = [](double v) {
+    RunData d;
+    d.cases.push_back(make_case("toolbench", {{"agent", "oracle"}}, {{"pass@1", {v, v, v, v, v}}}));
+    d.cases.back().primary_metric = "pass@1";
+    return d;
+  };
+  EXPECT_EQ(compare_runs(score(0.9), score(0.8)).metrics[0].verdict, Verdict::Worse);  // make_case: higher is better
+  EXPECT_EQ(compare_runs(score(0.8), score(0.9)).metrics[0].verdict, Verdict::Better);
+}
+
+TEST(CompareHistory, AThrottledCaseIsNoisyNeverWorse) {
+  std::mt19937_64 rng(5);
+  const RunData base = run_at(1.0, rng);
+  const auto cmp = compare_runs(base, run_at(2.0, rng, /*throttled=*/true));
+  EXPECT_EQ(cmp.metrics[0].verdict, Verdict::Noisy);
+  EXPECT_TRUE(cmp.metrics[0].throttled);
+  EXPECT_EQ(cmp.metrics[0].why, "the GPU throttled");
+  EXPECT_FALSE(cmp.has_regression());
+}
+
+TEST(CompareHistory, RendersTheHistoryColumnsAndTheWorseCaseIds) {
+  std::mt19937_64 rng(9);
+  HistoryMedians h;
+  for (double f : {1.0, 1.01, 0.99, 1.0, 1.02})
+    h[case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms"].push_back(10 * f);
+  const auto cmp = compare_runs(run_at(1.0, rng), run_at(1.5, rng), {}, h);
+  ASSERT_EQ(cmp.metrics[0].verdict, Verdict::Worse);
+  EXPECT_EQ(cmp.metrics[0].history_n, 5);
+  EXPECT_LT(cmp.metrics[0].history_p, 0.01);
+  const std::string text = render_comparison(cmp, "text");
+  EXPECT_NE(text.find("hist p"), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(render_comparison(cmp, "json"));
+  EXPECT_EQ(json["worse_cases"], nlohmann::json::array({"compress/codec=zstd"}));
+  EXPECT_EQ(json["metrics"][0]["history_n"], 5);
+  const std::string html = render_comparison(cmp, "html");
+  EXPECT_NE(html.find("<tr class=\"worse\">"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlsb::reports
