@@ -6,10 +6,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "support/test_support.hpp"
 
@@ -26,9 +25,11 @@ constexpr auto quote = test::shell_quote;
 // runs of them with 3 repetitions take a few seconds.
 constexpr const char* kFastCases = "^(compress/.*codec=int8-block|moe_offload/.*policy=lru)";
 
-std::string nightly(const std::string& args) {
-  return quote(test::source_dir() / "scripts" / "nightly") + " --binary " + quote(test::binary()) + " " + args;
+// The script's command line; under GitHub Actions it would add its summaries to the job's, so not here.
+std::string script(const std::string& args) {
+  return "env -u GITHUB_STEP_SUMMARY " + quote(test::source_dir() / "scripts" / "nightly") + " " + args;
 }
+std::string nightly(const std::string& args) { return script("--binary " + quote(test::binary()) + " " + args); }
 
 bool real_gpu_driver() { return test::run_shell("nvidia-smi -L").exit_code == 0; }
 
@@ -85,8 +86,10 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_THAT(first.err, HasSubstr("no baseline yet"));
   EXPECT_THAT(test::read_file(out / "summary.md"), AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("no baseline yet")));
-  expect_artifacts(out, {"report-smoke.html", "report-smoke.json", "report-smoke.md", "env.json", "summary.md",
-                         "store.db", "logs/nightly.log", "logs/run-smoke.log"}, first.err);
+  expect_artifacts(out,
+                   {"report-smoke.html", "report-smoke.json", "report-smoke.md", "env.json", "summary.md", "store.db",
+                    "logs/nightly.log", "logs/run-smoke.log"},
+                   first.err);
   const auto report = nlohmann::json::parse(test::read_file(out / "report-smoke.json"));
   EXPECT_EQ(report["run"]["suite"], "smoke");
   EXPECT_EQ(report["run"]["branch"], "nightly-test");
@@ -103,9 +106,11 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   import_as_older_commit(db, out / "report-smoke.json", 0.25);
   const auto second = test::run_shell(nightly(smoke_args(db, out)));
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  expect_artifacts(out, {"report-smoke.html", "report-smoke.json", "report-smoke.md", "compare-smoke.json",
-                         "compare-smoke.md", "compare-smoke.html", "history-smoke.html", "history-smoke.json",
-                         "env.json", "summary.md", "store.db"}, second.err);
+  expect_artifacts(
+      out,
+      {"report-smoke.html", "report-smoke.json", "report-smoke.md", "compare-smoke.json", "compare-smoke.md",
+       "compare-smoke.html", "history-smoke.html", "history-smoke.json", "env.json", "summary.md", "store.db"},
+      second.err);
   const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-smoke.json"));
   EXPECT_EQ(cmp["regression"], false) << cmp.dump();
   EXPECT_TRUE(cmp["worse_cases"].empty()) << cmp.dump();
@@ -132,8 +137,9 @@ TEST(Nightly, ARegressionConfirmedByTheReRunExits1) {
   EXPECT_EQ(second.exit_code, 1) << second.err;
   const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-smoke.json"));
   EXPECT_EQ(cmp["worse_cases"].size(), 2u) << cmp.dump();
-  expect_artifacts(out, {"confirm-smoke.html", "confirm-smoke.json", "compare-confirm-smoke.json",
-                         "compare-confirm-smoke.html"}, second.err);
+  expect_artifacts(
+      out, {"confirm-smoke.html", "confirm-smoke.json", "compare-confirm-smoke.json", "compare-confirm-smoke.html"},
+      second.err);
   const auto confirm = nlohmann::json::parse(test::read_file(out / "confirm-smoke.json"));
   EXPECT_THAT(confirm["run"]["tags"].dump(), HasSubstr("nightly-confirm"));
   EXPECT_EQ(confirm["cases"].size(), 2u);
@@ -148,8 +154,8 @@ TEST(Nightly, ARegressionConfirmedByTheReRunExits1) {
 TEST(Nightly, CudaWithoutAGpuIsAnUnfitEnvironment) {
   if (real_gpu_driver()) GTEST_SKIP() << "a GPU driver answers here: the cuda suites would run";
   test::TempDir dir;
-  const auto r = test::run_shell(nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") +
-                                         " --out " + quote(dir / "out")));
+  const auto r = test::run_shell(
+      nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("needs an NVIDIA GPU"));
   EXPECT_THAT(test::read_file(dir / "out" / "summary.md"), HasSubstr("UNFIT ENVIRONMENT (exit 3)"));
@@ -159,9 +165,9 @@ TEST(Nightly, AGpuBusyWithAnotherProcessIsAnUnfitEnvironment) {
   if (real_gpu_driver()) GTEST_SKIP() << "a real GPU driver answers here";
   test::TempDir dir;
   const fs::path bin = fake_nvidia_smi(dir);
-  const auto r = test::run_shell("PATH=" + quote(bin) + ":\"$PATH\" FAKE_GPU_PROCS='4242, python3, 1024 MiB' " +
-                                 nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") +
-                                         " --out " + quote(dir / "out")));
+  const auto r = test::run_shell(
+      "PATH=" + quote(bin) + ":\"$PATH\" FAKE_GPU_PROCS='4242, python3, 1024 MiB' " +
+      nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("4242, python3, 1024 MiB"));
   EXPECT_THAT(r.err, HasSubstr("the GPU is busy"));
@@ -173,9 +179,10 @@ TEST(Nightly, ACudaSuiteWhoseEveryCaseIsSkippedIsAnUnfitEnvironment) {
   if (real_gpu_driver()) GTEST_SKIP() << "a real GPU driver answers here";
   test::TempDir dir;
   const fs::path bin = fake_nvidia_smi(dir);
-  const auto r = test::run_shell("PATH=" + quote(bin) + ":\"$PATH\" " +
-                                 nightly("--backend cuda --suite compress-gpu --repetitions 1 --filter codec=fp8-e4m3 --db " +
-                                         quote(dir / "n.db") + " --out " + quote(dir / "out")));
+  const auto r =
+      test::run_shell("PATH=" + quote(bin) + ":\"$PATH\" " +
+                      nightly("--backend cuda --suite compress-gpu --repetitions 1 --filter codec=fp8-e4m3 --db " +
+                              quote(dir / "n.db") + " --out " + quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const auto summary = test::read_file(dir / "out" / "summary.md");
   EXPECT_THAT(summary, HasSubstr("every case was skipped"));
@@ -186,19 +193,19 @@ TEST(Nightly, ACudaSuiteWhoseEveryCaseIsSkippedIsAnUnfitEnvironment) {
 TEST(Nightly, AnOutputFolderItCannotWriteIsAUsageError) {
   test::TempDir dir;
   test::write_file(dir / "a-file", "");  // a folder below a regular file cannot be made, even by root
-  const auto r = test::run_shell(nightly("--backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " +
-                                         quote(dir / "a-file" / "out")));
+  const auto r = test::run_shell(
+      nightly("--backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " + quote(dir / "a-file" / "out")));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("is not writable"));
   EXPECT_FALSE(fs::exists(dir / "n.db"));
 }
 
 TEST(Nightly, UsageErrorsExit2) {
-  for (const char* args : {"--backend tpu", "--repetitions 0", "--suite", "--no-such-option",
-                           "--backend cpu --suite no-such-suite"}) {
+  for (const char* args :
+       {"--backend tpu", "--repetitions 0", "--suite", "--no-such-option", "--backend cpu --suite no-such-suite"}) {
     test::TempDir dir;
-    const auto r = test::run_shell(nightly(std::string(args) + " --db " + quote(dir / "n.db") + " --out " +
-                                           quote(dir / "out")));
+    const auto r =
+        test::run_shell(nightly(std::string(args) + " --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
   }
 }
@@ -209,9 +216,9 @@ TEST(Nightly, ABuildFailureExits4) {
   const fs::path bin = dir / "fakebin";
   test::write_file(bin / "cmake", "#!/bin/sh\necho 'CMake Error: this build is broken' >&2\nexit 1\n");
   fs::permissions(bin / "cmake", fs::perms::owner_all);
-  const auto r = test::run_shell("PATH=" + quote(bin) + ":\"$PATH\" " + quote(test::source_dir() / "scripts" / "nightly") +
-                                 " --backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " +
-                                 quote(dir / "out"));
+  const auto r = test::run_shell(
+      "PATH=" + quote(bin) + ":\"$PATH\" " +
+      script("--backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_THAT(r.err, HasSubstr("the build failed"));
   EXPECT_THAT(test::read_file(dir / "out" / "logs" / "build.log"), HasSubstr("this build is broken"));
