@@ -439,12 +439,13 @@ int main(int argc, char** argv) {
                      strict_env ? "mlsysbench compare" : "warning", list.c_str());
         if (strict_env) return 3;
       }
-      rep::HistoryMedians medians;
-      if (history_runs > 0) {
-        const auto runs = rep::comparable_runs(store, cand.run, history_runs);
-        medians = rep::history_medians(store, runs);
+      // With --history N the candidate is t-tested against the N newest comparable runs; without it,
+      // the last 30 only measure the machine's run-to-run noise.
+      copts.history_t_test = history_runs > 0;
+      const auto runs = rep::comparable_runs(store, cand.run, history_runs > 0 ? history_runs : 30);
+      const rep::HistoryMedians medians = rep::history_medians(store, runs);
+      if (history_runs > 0)
         std::fprintf(stderr, "history: %zu comparable run(s) of the last %d asked for\n", runs.size(), history_runs);
-      }
       const auto cmp = rep::compare_runs(base, cand, copts, medians);
       write_output(rep::render_comparison(cmp, compare_format, compare_all), compare_out);
       const auto broken = cmp.new_failures();

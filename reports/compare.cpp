@@ -24,6 +24,17 @@ bool varies(const std::vector<double>& v) {
   return v.size() >= 2 && *lo != *hi;
 }
 
+// Runs a history needs before its spread replaces CompareOptions::run_noise.
+constexpr int64_t kNoiseHistory = 5;
+
+// 1.4826 * MAD / |median|: the relative spread of `v`, robust to a few outlying runs.
+double robust_cv(const std::vector<double>& v) {
+  const double m = median(v);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::fabs(x - m));
+  return m != 0 ? 1.4826 * median(dev) / std::fabs(m) : INFINITY;
+}
+
 // The smallest p-value the U test can give for samples of these sizes (fully separated samples).
 double min_achievable_p(size_t n1, size_t n2) {
   std::vector<double> a(n1), b(n2);
@@ -96,16 +107,20 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   const bool up = m.cand_median > m.base_median;
   if (m.throttled) {
     m.why = "the GPU throttled";
-  } else if (m.history_n >= 2) {
+  } else if (m.history_n >= 2 && o.history_t_test) {
     m.history_p = t_prediction_p(hist->second, m.cand_median, up);
     const bool moved = (m.cand_median > m.history_mean) == up &&
                        std::fabs(m.cand_median - m.history_mean) > o.threshold * std::fabs(m.history_mean);
     if (!(m.history_p < o.history_alpha) || !moved)
       m.why = "within the spread of the last " + std::to_string(m.history_n) + " runs (t-test p " +
               std::to_string(m.history_p).substr(0, 5) + ")";
-  } else if (varies(b) || varies(c) ? std::isfinite(m.ratio) && std::fabs(m.ratio - 1) <= o.run_noise : false) {
-    m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(o.run_noise * 100))) +
-            "%) assumed without a history";
+  } else if (varies(b) || varies(c)) {
+    // The machine's run-to-run noise: from the history when it has enough runs, else the assumed one.
+    const bool measured = m.history_n >= kNoiseHistory;
+    const double floor = measured ? 3 * robust_cv(hist->second) : o.run_noise;
+    if (std::isfinite(m.ratio) && std::fabs(m.ratio - 1) <= floor)
+      m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(floor * 100))) + "%, " +
+              (measured ? "3 sigmas of the last " + std::to_string(m.history_n) + " runs" : std::string("assumed")) + ")";
   }
   if (!m.why.empty()) m.verdict = Verdict::Noisy;
   return m;

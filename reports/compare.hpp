@@ -29,10 +29,11 @@
 //     one-sided p from Student's t with n - 1 degrees of freedom in the direction of the change; the
 //     verdict stands only when p < CompareOptions::history_alpha (0.01: Bencher's upper boundary 0.99)
 //     and median(cand) differs from mean(h) by more than the threshold;
-//   - without one, a minimum effect size for metrics that vary within a run (timings, bandwidths: not
-//     scores or counts that every sample repeats): |ratio - 1| must exceed CompareOptions::run_noise,
-//     the run-to-run noise of a machine (default 0.25, from scripts/aa-check on the build machines:
-//     see README "The gate must not cry wolf").
+//   - without the t-test (no history, or history_t_test false), a minimum effect size for metrics that
+//     vary within a run (timings, bandwidths: not scores or counts that every sample repeats): |ratio - 1|
+//     must exceed the machine's run-to-run noise: 3 * 1.4826 * MAD / |median| of the history's medians
+//     when it holds 5 or more, else CompareOptions::run_noise (default 0.25; scripts/aa-check measures
+//     it: see README "The gate must not cry wolf").
 #include <cmath>
 #include <map>
 #include <string>
@@ -48,6 +49,7 @@ struct CompareOptions {
   double alpha = 0.05;      ///< significance level of the Mann-Whitney U test
   double history_alpha = 0.01;  ///< level of the one-sided t-test against the history (compare --history)
   double run_noise = 0.25;  ///< relative change that repeated runs show without any change (used without a history)
+  bool history_t_test = true;  ///< false: the history only measures the run-to-run noise (plain two-run compare)
 };
 
 /// The medians of each case and metric over earlier runs (compare --history N), keyed by

@@ -16,8 +16,10 @@ using detail::fmt_num;
 using detail::kNoEstimate;
 using ojson = nlohmann::ordered_json;
 
+// Whether the candidate was t-tested against a history (compare --history N).
 bool any_history(const Comparison& cmp) {
-  return std::any_of(cmp.metrics.begin(), cmp.metrics.end(), [](const MetricComparison& m) { return m.history_n > 0; });
+  return cmp.options.history_t_test &&
+         std::any_of(cmp.metrics.begin(), cmp.metrics.end(), [](const MetricComparison& m) { return m.history_n > 0; });
 }
 
 std::vector<std::string> header(const Comparison& cmp) {
@@ -101,7 +103,8 @@ std::string tally(const Comparison& cmp) {
 std::string settings(const Comparison& cmp) {
   return "threshold " + fmt_num(100 * cmp.options.threshold, 3) + "%, alpha " + fmt_num(cmp.options.alpha, 3) +
          (any_history(cmp) ? std::string(", t-test against the history")
-                           : ", run-to-run noise " + fmt_num(100 * cmp.options.run_noise, 3) + "% (no history)") +
+                           : ", run-to-run noise from the last runs on this machine, else " +
+                                 fmt_num(100 * cmp.options.run_noise, 3) + "%") +
          "; * marks the primary metric";
 }
 

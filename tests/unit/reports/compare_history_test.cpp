@@ -93,6 +93,31 @@ TEST(CompareHistory, WithoutHistoryRunToRunNoiseIsNoisyButTwiceAsSlowIsWorse) {
   EXPECT_EQ(compare_runs(score(0.8), score(0.9)).metrics[0].verdict, Verdict::Better);
 }
 
+TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
+  std::mt19937_64 rng(4);
+  const RunData base = run_at(1.0, rng);
+  const std::string key = case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms";
+  HistoryMedians quiet, noisy;
+  for (double f : {1.0, 1.01, 0.99, 1.0, 1.02, 0.98}) quiet[key].push_back(10 * f);
+  for (double f : {1.0, 1.3, 0.8, 1.1, 1.5, 0.9}) noisy[key].push_back(10 * f);
+  CompareOptions plain;
+  plain.history_t_test = false;
+  // A quiet machine: 15% is beyond 3 sigmas of its runs (about 3%), though within the assumed 25%.
+  const auto on_quiet = compare_runs(base, run_at(1.15, rng), plain, quiet).metrics[0];
+  EXPECT_EQ(on_quiet.verdict, Verdict::Worse) << on_quiet.why;
+  EXPECT_TRUE(std::isnan(on_quiet.history_p));
+  // A machine whose runs differ by 20%: 50% is within 3 sigmas, 3x is not.
+  const auto on_noisy = compare_runs(base, run_at(1.5, rng), plain, noisy).metrics[0];
+  EXPECT_EQ(on_noisy.verdict, Verdict::Noisy);
+  EXPECT_NE(on_noisy.why.find("3 sigmas of the last 6 runs"), std::string::npos) << on_noisy.why;
+  EXPECT_EQ(compare_runs(base, run_at(3.0, rng), plain, noisy).metrics[0].verdict, Verdict::Worse);
+  // Fewer than 5 runs: the assumed noise.
+  HistoryMedians few{{key, {10, 10.1}}};
+  EXPECT_NE(compare_runs(base, run_at(1.15, rng), plain, few).metrics[0].why.find("assumed"), std::string::npos);
+  EXPECT_EQ(render_comparison(compare_runs(base, run_at(1.15, rng), plain, quiet), "text").find("hist p"),
+            std::string::npos);
+}
+
 TEST(CompareHistory, AThrottledCaseIsNoisyNeverWorse) {
   std::mt19937_64 rng(5);
   const RunData base = run_at(1.0, rng);
