@@ -27,12 +27,15 @@ bool varies(const std::vector<double>& v) {
 // Runs a history needs before its spread replaces CompareOptions::run_noise.
 constexpr int64_t kNoiseHistory = 5;
 
-// 1.4826 * MAD / |median|: the relative spread of `v`, robust to a few outlying runs.
-double robust_cv(const std::vector<double>& v) {
-  const double m = median(v);
-  std::vector<double> dev;
-  for (double x : v) dev.push_back(std::fabs(x - m));
-  return m != 0 ? 1.4826 * median(dev) / std::fabs(m) : INFINITY;
+// The largest relative change between consecutive runs of a history (in either direction): what two
+// runs of unchanged code on this machine have shown.
+double largest_run_to_run_change(const std::vector<double>& v) {
+  double largest = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    const double lo = std::min(std::fabs(v[i]), std::fabs(v[i - 1])), hi = std::max(std::fabs(v[i]), std::fabs(v[i - 1]));
+    largest = std::max(largest, lo > 0 ? hi / lo - 1 : INFINITY);
+  }
+  return largest;
 }
 
 // The smallest p-value the U test can give for samples of these sizes (fully separated samples).
@@ -117,10 +120,12 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   } else if (varies(b) || varies(c)) {
     // The machine's run-to-run noise: from the history when it has enough runs, else the assumed one.
     const bool measured = m.history_n >= kNoiseHistory;
-    const double floor = measured ? 3 * robust_cv(hist->second) : o.run_noise;
-    if (std::isfinite(m.ratio) && std::fabs(m.ratio - 1) <= floor)
+    const double floor = measured ? largest_run_to_run_change(hist->second) : o.run_noise;
+    const double change = m.ratio >= 1 ? m.ratio - 1 : 1 / m.ratio - 1;  // measured as the floor is
+    if (std::isfinite(m.ratio) && change <= floor)
       m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(floor * 100))) + "%, " +
-              (measured ? "3 sigmas of the last " + std::to_string(m.history_n) + " runs" : std::string("assumed")) + ")";
+              (measured ? "the largest change between consecutive runs of the last " + std::to_string(m.history_n)
+                        : std::string("assumed")) + ")";
   }
   if (!m.why.empty()) m.verdict = Verdict::Noisy;
   return m;

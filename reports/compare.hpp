@@ -31,9 +31,10 @@
 //     and median(cand) differs from mean(h) by more than the threshold;
 //   - without the t-test (no history, or history_t_test false), a minimum effect size for metrics that
 //     vary within a run (timings, bandwidths: not scores or counts that every sample repeats): |ratio - 1|
-//     must exceed the machine's run-to-run noise: 3 * 1.4826 * MAD / |median| of the history's medians
-//     when it holds 5 or more, else CompareOptions::run_noise (default 0.25; scripts/aa-check measures
-//     it: see README "The gate must not cry wolf").
+//     (max(ratio, 1/ratio) - 1) must exceed the machine's run-to-run noise: the largest such change
+//     between consecutive runs of the history (what unchanged code has shown on this machine) when it
+//     holds 5 runs or more, else CompareOptions::run_noise (default 0.25; see README "The gate must not
+//     cry wolf").
 #include <cmath>
 #include <map>
 #include <string>
