@@ -117,6 +117,17 @@ int main(int argc, char** argv) {
   app.add_option("--db", db, "results store (SQLite file); default $MLSB_DB or ./mlsysbench.db")
       ->check(CLI::Validator([](std::string& v) { return v.empty() ? "--db needs a file name" : ""; }, "FILE"));
 
+  // A tag is a run name: it must not be empty or read as another kind of name (an id, latest, NAME~N).
+  const CLI::Validator tag_name(
+      [](std::string& v) -> std::string {
+        if (v.empty()) return "a tag must not be empty";
+        if (v.find_first_not_of("0123456789") == std::string::npos) return "a tag must not be all digits (it would read as a run id): " + v;
+        if (v == "latest" || v.starts_with("latest~")) return "'" + v + "' names the newest run; choose another tag";
+        if (v.find('~') != std::string::npos) return "a tag must not contain '~' (TAG~N names earlier runs): " + v;
+        return "";
+      },
+      "TAG");
+
   // list
   auto* list = app.add_subcommand("list", "show workloads (axes, defaults, metrics, units) and suites");
   bool list_json = false;
@@ -145,7 +156,8 @@ int main(int argc, char** argv) {
   run->add_option("--max-time", max_time, "stop sampling a case after this many seconds")->check(finite_positive);
   run->add_option("--timeout", timeout, "fail a case still running after this many seconds")->check(finite_positive);
   run->add_option("--seed", seed, "run seed; every case's data derives from it (default 1)");
-  run->add_option("--tag", tags, "tag the run (repeatable); compare and report accept tags as run names");
+  run->add_option("--tag", tags, "tag the run (repeatable); compare and report accept tags as run names")
+      ->check(tag_name);
   run->add_option("--backend", backend,
                   "device backend: cpu | cuda | auto (cuda where the workload has a cuda path and a GPU is "
                   "present, else cpu); a case without the backend is skipped (default cpu)")
@@ -236,12 +248,12 @@ int main(int argc, char** argv) {
   std::string gbench_file;
   std::vector<std::string> import_tags;
   import_gbench->add_option("file", gbench_file, "the JSON file")->required();
-  import_gbench->add_option("--tag", import_tags, "tag the run (repeatable)");
+  import_gbench->add_option("--tag", import_tags, "tag the run (repeatable)")->check(tag_name);
   auto* import_json = import->add_subcommand("json", "a JSON report of mlsysbench (report --format json), samples "
                                                       "included; the run keeps its uuid");
   std::string json_report_file;
   import_json->add_option("file", json_report_file, "the JSON report")->required();
-  import_json->add_option("--tag", import_tags, "add a tag to the run (repeatable)");
+  import_json->add_option("--tag", import_tags, "add a tag to the run (repeatable)")->check(tag_name);
 
   // mcp-serve
   auto* serve = app.add_subcommand("mcp-serve", "serve the harness as MCP tools (list, run, report, compare) "
@@ -455,10 +467,14 @@ int main(int argc, char** argv) {
       if (cmp.has_regression())
         std::fprintf(stderr, "regression: a primary metric got worse (threshold %.3g, alpha %.3g)\n",
                      copts.threshold, copts.alpha);
+      for (const auto& c : cmp.lost_primary)
+        std::fprintf(stderr, "regression: %s/%s has no samples of its primary metric in the candidate\n",
+                     c.workload.c_str(), c.params_key.c_str());
       const bool nothing = cmp.metrics.empty();
       if (nothing)
         std::fprintf(stderr, "mlsysbench: no case ok in both runs: nothing was compared\n");
-      if (fail_on_regression && (cmp.has_regression() || !broken.empty() || nothing)) return 1;
+      if (fail_on_regression && (cmp.has_regression() || !broken.empty() || !cmp.lost_primary.empty() || nothing))
+        return 1;
       return 0;
     }
     if (*history) {

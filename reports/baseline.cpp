@@ -1,5 +1,6 @@
 #include "reports/baseline.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsb::reports {
@@ -18,12 +19,23 @@ std::string env_text(const nlohmann::json& env, const char* group, const char* k
 
 }  // namespace
 
+void sort_newest_first(std::vector<RunRecord>& runs) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.started_at != b.started_at ? a.started_at > b.started_at : a.id > b.id;
+  });
+}
+
 std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit) {
   std::vector<RunRecord> out;
   if (cand.machine_key.empty()) return out;  // a run without a key is its own machine
-  for (auto& r : store.list_runs()) {
+  std::vector<RunRecord> runs = store.list_runs();
+  sort_newest_first(runs);
+  const auto before = [&](const RunRecord& r) {
+    return r.started_at != cand.started_at ? r.started_at < cand.started_at : r.id < cand.id;
+  };
+  for (auto& r : runs) {
     if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
-    if (r.id < cand.id && r.status == "ok" && r.suite == cand.suite && r.machine_key == cand.machine_key &&
+    if (r.id != cand.id && before(r) && r.status == "ok" && r.suite == cand.suite && r.machine_key == cand.machine_key &&
         r.branch == cand.branch && r.git_sha != cand.git_sha)
       out.push_back(std::move(r));
   }

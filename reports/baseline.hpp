@@ -12,9 +12,13 @@
 
 namespace mlsb::reports {
 
+/// Sorts runs newest first by start time (then by id): the order of history and baselines, whatever the
+/// order in which runs were stored or imported.
+void sort_newest_first(std::vector<RunRecord>& runs);
+
 /// The runs comparable with `cand`, newest first: status ok, the same suite, machine key (a run without
-/// one matches none) and branch, stored before it (smaller id), and with a different git sha (so that a
-/// re-run of the same commit is never its own baseline). At most `limit` (0 = all).
+/// one matches none) and branch, started before it, and with a different git sha (so that a re-run of the
+/// same commit is never its own baseline). At most `limit` (0 = all).
 std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit = 0);
 
 /// The newest of comparable_runs, or nullopt when there is none yet.

@@ -83,7 +83,7 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
         m.unit = s.unit;
         m.better = s.better;
       }
-  m.primary = metric == cand.primary_metric;
+  m.primary = metric == base.primary_metric || metric == cand.primary_metric;  // the base's stays judged
   m.base_n = static_cast<int64_t>(b.size());
   m.cand_n = static_cast<int64_t>(c.size());
   m.base_median = median(b);
@@ -179,7 +179,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   if (!(options.run_noise >= 0)) throw std::invalid_argument("compare: run_noise must be >= 0");
   if (!(options.history_alpha > 0 && options.history_alpha < 1))
     throw std::invalid_argument("compare: history_alpha must be in (0, 1)");
-  Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}};
+  Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}, {}};
   const std::vector<std::string> base_names = case_display_names(base.cases);
   const std::vector<std::string> cand_names = case_display_names(cand.cases);
   // Cases with the same workload, params, communicator and ranks pair up in run order (first with first, second with second).
@@ -202,7 +202,11 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
     }
     for (const auto& [metric, bv] : b.samples) {
       const auto it = c.samples.find(metric);
-      if (bv.empty() || it == c.samples.end() || it->second.empty()) continue;
+      if (bv.empty() || it == c.samples.end() || it->second.empty()) {
+        if (metric == b.primary_metric && !bv.empty())
+          cmp.lost_primary.push_back({b.workload, b.params_key, b.status, c.status, base_names[i]});
+        continue;
+      }
       cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options, history));
     }
   }

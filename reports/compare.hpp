@@ -96,6 +96,7 @@ struct Comparison {
   std::vector<MetricComparison> metrics;  ///< base case order, then metric name order
   std::vector<CaseStatus> only_base, only_cand;
   std::vector<CaseStatus> not_compared;  ///< in both runs but not ok (with samples) in both
+  std::vector<CaseStatus> lost_primary;  ///< ok in both, but the base's primary metric has no samples in the candidate
 
   /// True when any compared primary metric (any metric when primary_only is false) is worse.
   bool has_regression(bool primary_only = true) const;

@@ -141,6 +141,7 @@ std::string text(const Comparison& cmp) {
   list("Only in base", cmp.only_base);
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
+  list("Primary metric missing in the candidate", cmp.lost_primary);
   const std::string note = untested_note(cmp);
   return out + "\n" + (note.empty() ? "" : note + "\n") + tally(cmp) + "\n";
 }
@@ -184,7 +185,8 @@ std::string json(const Comparison& cmp) {
                      {"metrics", std::move(metrics)},
                      {"only_base", case_list(cmp.only_base)},
                      {"only_cand", case_list(cmp.only_cand)},
-                     {"not_compared", case_list(cmp.not_compared)}};
+                     {"not_compared", case_list(cmp.not_compared)},
+                     {"lost_primary", case_list(cmp.lost_primary)}};
   return dump_json(out, 2) + "\n";
 }
 
@@ -216,6 +218,7 @@ std::string md(const Comparison& cmp, bool all) {
   list("Only in base", cmp.only_base);
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
+  list("Primary metric missing in the candidate", cmp.lost_primary);
   const std::string note = untested_note(cmp);
   return out + "\n" + (note.empty() ? "" : md_escape(note) + "\n\n") + tally(cmp) + "\n";
 }
@@ -252,6 +255,7 @@ std::string html(const Comparison& cmp, bool all) {
   list("Only in base", cmp.only_base);
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
+  list("Primary metric missing in the candidate", cmp.lost_primary);
   if (const std::string note = untested_note(cmp); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
   out += "</body></html>\n";
   return out;

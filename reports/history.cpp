@@ -10,6 +10,7 @@
 
 #include "harness/text.hpp"
 #include "reports/case_names.hpp"
+#include "reports/baseline.hpp"
 #include "reports/compare.hpp"
 
 namespace mlsb::reports {
@@ -46,6 +47,7 @@ History load_history(Store& store, const HistoryQuery& q) {
   std::vector<RunRecord> runs;
   for (auto& r : store.list_runs())
     if (r.status != "running") runs.push_back(std::move(r));
+  sort_newest_first(runs);  // by start time: runs imported from CI artifacts come in any order
   if (runs.empty()) throw std::invalid_argument(store.path().string() + " holds no finished run yet");
   const auto suite = [](const RunRecord& r) { return r.suite; };
   const auto machine = [](const RunRecord& r) { return r.machine_key; };
@@ -140,6 +142,9 @@ History load_history(Store& store, const HistoryQuery& q) {
     throw std::invalid_argument("no ok case" + (filter ? " matching --filter '" + q.filter + "'" : std::string()) +
                                 (metric.empty() ? std::string() : " with metric '" + q.metric + "'") + " in the " +
                                 std::to_string(h.runs.size()) + " runs of suite '" + h.suite + "'");
+  for (auto& s : h.series)  // rows come in store order; a series follows the runs' start times
+    std::stable_sort(s.points.begin(), s.points.end(),
+                     [](const HistoryPoint& a, const HistoryPoint& b) { return a.run < b.run; });
   const std::vector<std::string> names = case_display_names(named);
   for (size_t i = 0; i < h.series.size(); ++i) h.series[i].name = names[series_case[i]];
   return h;

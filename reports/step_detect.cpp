@@ -111,6 +111,10 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
                                 std::to_string(values.size()) + " runs");
   for (double v : values)
     if (!std::isfinite(v)) throw std::invalid_argument("detect_steps: a value is not finite");
+  if (!(o.threshold >= 0 && std::isfinite(o.threshold)))
+    throw std::invalid_argument("the threshold must be a finite number >= 0, got " + std::to_string(o.threshold));
+  if (!(o.penalty > 0 && std::isfinite(o.penalty)) || !(o.noise_factor >= 0 && std::isfinite(o.noise_factor)))
+    throw std::invalid_argument("detect_steps: penalty must be > 0 and noise_factor >= 0, both finite");
   const size_t n = values.size();
   const size_t min = std::max<size_t>(o.min_level, 1);
   StepAnalysis out;

@@ -53,7 +53,8 @@ struct StepAnalysis {
 ///     at least min_level runs, gamma = penalty * ln(n), by seeded binary segmentation followed by
 ///     merging neighbours while that lowers the objective (an approximate solver of asv's Potts
 ///     problem, O(n log^2 n)).
-/// Throws std::invalid_argument when ci_half is neither empty nor values.size() long, or a value is not finite.
+/// Throws std::invalid_argument when ci_half is neither empty nor values.size() long, a value is not finite,
+/// or an option is out of range (a threshold that is negative or not finite).
 StepAnalysis detect_steps(std::span<const double> values, std::span<const double> ci_half, Better better,
                           const StepOptions& options = {});
 

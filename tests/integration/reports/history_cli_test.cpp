@@ -152,6 +152,9 @@ TEST(HistoryCli, BadSelectionsExitTwoAndChangeNothing) {
   const auto few = run_cli(db, "history --detect");
   EXPECT_EQ(few.exit_code, 0) << few.err;
   EXPECT_NE(few.out.find("not enough history (3 runs"), std::string::npos) << few.out;
+  for (const char* tag : {"''", "12", "latest", "nightly~1"})  // names that would read as other run names
+    EXPECT_EQ(run_cli(db, std::string("run compress --dry-run --tag ") + tag).exit_code, 2) << tag;
+  EXPECT_EQ(run_cli(db, "history --detect --threshold nan").exit_code, 2);
   const auto missing = run_cli(dir / "missing.db", "history");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_FALSE(fs::exists(dir / "missing.db"));

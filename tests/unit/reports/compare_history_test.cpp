@@ -122,6 +122,21 @@ TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
             std::string::npos);
 }
 
+TEST(CompareHistory, TheBasesPrimaryMetricStaysJudged) {
+  std::mt19937_64 rng(6);
+  const RunData base = run_at(1.0, rng);
+  RunData renamed = run_at(3.0, rng);
+  renamed.cases[0].primary_metric = "ratio";  // the candidate declares another primary metric
+  EXPECT_TRUE(compare_runs(base, renamed).has_regression());
+  RunData lost = run_at(1.0, rng);
+  lost.cases[0].samples.erase("time_ms");
+  lost.cases[0].samples["ratio"] = {1, 1, 1};
+  const auto cmp = compare_runs(base, lost);
+  ASSERT_EQ(cmp.lost_primary.size(), 1u);
+  EXPECT_EQ(cmp.lost_primary[0].params_key, "codec=zstd");
+  EXPECT_NE(render_comparison(cmp, "text").find("Primary metric missing in the candidate"), std::string::npos);
+}
+
 TEST(CompareHistory, AThrottledCaseIsNoisyNeverWorse) {
   std::mt19937_64 rng(5);
   const RunData base = run_at(1.0, rng);

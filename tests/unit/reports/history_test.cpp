@@ -21,6 +21,7 @@ struct RunSpec {
   std::string suite = "nightly-gpu", machine = "m-a", branch = "main", sha, status = "ok";
   double scale = 1.0;  // the case's time multiplier
   std::vector<std::string> tags = {};
+  double started = 0;  // unix seconds; 0: now
 };
 
 int64_t add_run(Store& store, const RunSpec& spec, uint64_t seed = 1) {
@@ -32,6 +33,7 @@ int64_t add_run(Store& store, const RunSpec& spec, uint64_t seed = 1) {
   r.status = spec.status;
   r.tags = spec.tags;
   r.env = {{"build_type", "RelWithDebInfo"}};
+  r.started_at = spec.started;
   const int64_t id = store.begin_run(r);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0, 0.005);
@@ -154,6 +156,27 @@ TEST(History, FindsAStoredStepAndNamesTheRunWhereItStarted) {
   History recent = load_history(store, {.suite = "nightly-gpu", .last = 5});
   detect_history(recent, {});
   EXPECT_TRUE(standing_regressions(recent).empty());
+}
+
+TEST(History, RunsStoredOutOfOrderAreReadInTimeOrder) {
+  // Runs restored from CI artifacts newest first: history and baselines follow their start times.
+  mlsb::test::TempDir dir;
+  Store store(dir / "r.db");
+  for (int i = 29; i >= 0; --i)
+    add_run(store, {.sha = "sha" + std::to_string(i), .scale = i >= 20 ? 1.10 : 1.0, .started = 1767225600.0 + 86400 * i},
+            100 + i);
+  History h = load_history(store, {.suite = "nightly-gpu"});
+  ASSERT_EQ(h.runs.size(), 30u);
+  EXPECT_EQ(h.runs.front().git_sha, "sha0");
+  detect_history(h, {});
+  const auto regs = standing_regressions(h);
+  ASSERT_EQ(regs.size(), 2u);
+  EXPECT_EQ(regs[0].first_run->git_sha, "sha20");
+  const RunRecord newest = h.runs.back();
+  const auto base = find_baseline(store, newest);
+  ASSERT_TRUE(base);
+  EXPECT_EQ(base->git_sha, "sha28");
+  EXPECT_THROW(detect_history(h, {.threshold = NAN}), std::invalid_argument);
 }
 
 TEST(History, AStoreFromBeforeMachineKeysMigratesAndItsRunsAreTheirOwnMachine) {

@@ -101,7 +101,19 @@ TEST(ImportJsonTest, RefusesBadReportsNamingTheFileAndTheField) {
 
   report = fixture_report();
   report["run"]["status"] = "done";
-  expect_refused(dir, report.dump(), "run.status: 'done' is not one of running, ok, failed, interrupted");
+  expect_refused(dir, report.dump(), "run.status: 'done' is not one of ok, failed, interrupted");
+
+  report = fixture_report();
+  report["run"]["status"] = "running";  // an unfinished run is no result to import
+  expect_refused(dir, report.dump(), "run.status: 'running' is not one of ok, failed, interrupted");
+
+  report = fixture_report();
+  report["cases"][0]["primary_metric"] = "nosuch";  // a primary metric a comparison could never see get worse
+  expect_refused(dir, report.dump(), "cases[0].primary_metric: 'nosuch' has no samples in this ok case");
+
+  report = fixture_report();
+  report["cases"][0]["samples"]["bogus"] = {1.0, 2.0};
+  expect_refused(dir, report.dump(), "cases[0].samples.bogus: has no summary");
 
   report = fixture_report();
   report["run"]["seed"] = -1;
