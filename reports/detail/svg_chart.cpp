@@ -118,7 +118,8 @@ std::string history_chart_svg(const std::string& title, const std::string& unit,
   if (!std::isfinite(y0)) y0 = 0, y1 = 1;
   if (y1 == y0) y0 -= std::fabs(y0) * 0.05 + 0.5, y1 += std::fabs(y1) * 0.05 + 0.5;
   const double pad = (y1 - y0) * 0.05;
-  y0 -= pad, y1 += pad;
+  y0 = y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad;  // a positive metric's axis never goes below 0
+  y1 += pad;
   const double n = static_cast<double>(std::max<size_t>(marks.size(), 2) - 1);
   const auto sx = [&](double i) { return left + i / n * plot_w; };
   const auto sy = [&](double y) { return top + (y1 - y) / (y1 - y0) * plot_h; };
