@@ -27,4 +27,10 @@ std::string json_syntax_error(const nlohmann::json::parse_error& e) {
   return why;
 }
 
+std::string json_string(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace mlsb

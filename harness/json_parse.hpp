@@ -22,6 +22,9 @@ nlohmann::json parse_json_limited(std::string_view text, int max_depth = kMaxJso
 /// ill-formed UTF-8 byte".
 std::string json_syntax_error(const nlohmann::json::parse_error& e);
 
+/// The string member `key` of `j`, or "" when `j` is not an object or the member is absent or not a string.
+std::string json_string(const nlohmann::json& j, const char* key);
+
 /// `j` serialised (`indent` as nlohmann's dump: -1 for one line), with every invalid UTF-8 byte of its
 /// strings written as U+FFFD instead of throwing type_error 316: what the store and the reports
 /// write, since parameters, reasons and items can hold any bytes a path or an input file had.

@@ -4,15 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "harness/json_parse.hpp"
 #include "harness/text.hpp"
 
 namespace mlsb {
 namespace {
-
-std::string text_field(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // Bytes as whole GiB: MemTotal moves by a few MiB between kernels on the same machine.
 int64_t gib(const nlohmann::json& j, const char* key) {
@@ -26,20 +22,19 @@ int64_t gib(const nlohmann::json& j, const char* key) {
 nlohmann::json machine_description(const nlohmann::json& env) {
   if (!env.is_object()) return machine_description(nlohmann::json::object());
   nlohmann::json d;
-  d["cpu_model"] = text_field(env, "cpu_model");
+  d["cpu_model"] = json_string(env, "cpu_model");
   const auto cores = env.find("cores");
   d["cores"] = cores != env.end() && cores->is_number_integer() ? cores->get<int64_t>() : 0;
   d["memory_gib"] = gib(env, "memory_bytes");
-  d["arch"] = text_field(env, "arch");
+  d["arch"] = json_string(env, "arch");
   d["gpus"] = nlohmann::json::array();
   if (const auto g = env.find("gpus"); g != env.end() && g->is_array())
     for (const auto& gpu : *g)
-      if (gpu.is_object()) d["gpus"].push_back({{"name", text_field(gpu, "name")}, {"memory_gib", gib(gpu, "memory_bytes")}});
-  const auto libs = env.find("libraries");
-  d["driver"] = libs != env.end() && libs->is_object() ? text_field(*libs, "cuda_driver") : "";
-  d["build_type"] = text_field(env, "build_type");
-  d["compiler"] = text_field(env, "compiler");
-  d["compiler_flags"] = text_field(env, "compiler_flags");
+      if (gpu.is_object()) d["gpus"].push_back({{"name", json_string(gpu, "name")}, {"memory_gib", gib(gpu, "memory_bytes")}});
+  d["driver"] = json_string(env.value("libraries", nlohmann::json::object()), "cuda_driver");
+  d["build_type"] = json_string(env, "build_type");
+  d["compiler"] = json_string(env, "compiler");
+  d["compiler_flags"] = json_string(env, "compiler_flags");
   return d;
 }
 

@@ -3,18 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "harness/json_parse.hpp"
+
 namespace mlsb::reports {
 namespace {
 
+// A string of a run's environment, under `group` ("" for the top level).
 std::string env_text(const nlohmann::json& env, const char* group, const char* key) {
-  const nlohmann::json* j = &env;
-  if (group) {
-    const auto g = env.find(group);
-    if (g == env.end() || !g->is_object()) return "";
-    j = &*g;
-  }
-  const auto it = j->find(key);
-  return it != j->end() && it->is_string() ? it->get<std::string>() : "";
+  if (!*group) return json_string(env, key);
+  return env.is_object() ? json_string(env.value(group, nlohmann::json::object()), key) : std::string();
 }
 
 }  // namespace
@@ -77,8 +74,8 @@ std::vector<std::string> environment_differences(const RunRecord& base, const Ru
   differ("machine key", base.machine_key, cand.machine_key);
   differ("GPU driver", env_text(base.env, "libraries", "cuda_driver"), env_text(cand.env, "libraries", "cuda_driver"));
   differ("CUDA runtime", env_text(base.env, "libraries", "cuda_runtime"), env_text(cand.env, "libraries", "cuda_runtime"));
-  differ("build type", env_text(base.env, nullptr, "build_type"), env_text(cand.env, nullptr, "build_type"));
-  differ("compiler flags", env_text(base.env, nullptr, "compiler_flags"), env_text(cand.env, nullptr, "compiler_flags"));
+  differ("build type", env_text(base.env, "", "build_type"), env_text(cand.env, "", "build_type"));
+  differ("compiler flags", env_text(base.env, "", "compiler_flags"), env_text(cand.env, "", "compiler_flags"));
   return out;
 }
 
