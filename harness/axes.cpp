@@ -43,6 +43,11 @@ Axis path_axis(std::string name, std::string def, std::string help, std::vector<
   return a;
 }
 
+Axis data_axis(Axis axis) {
+  axis.data = true;
+  return axis;
+}
+
 std::filesystem::path input_path(const State& state, const char* axis) {
   return expand_placeholders(state.get_string(axis));
 }

@@ -19,6 +19,9 @@ Axis string_axis(std::string name, std::vector<std::string> defaults, std::strin
 /// A String axis whose value is a path (made checkout-independent by the plan) or one of `keywords`.
 Axis path_axis(std::string name, std::string def, std::string help, std::vector<std::string> keywords = {});
 
+/// `axis` marked as a data axis (Axis::data): cases that differ only in other axes get the same input.
+Axis data_axis(Axis axis);
+
 /// The path a path axis names (the plan made it absolute or ${source_dir}/${shared_dir}-based).
 std::filesystem::path input_path(const State& state, const char* axis);
 

@@ -1,6 +1,8 @@
 #include "harness/catalog.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
@@ -19,7 +21,10 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
       nlohmann::json axis{{"name", a.name}, {"type", to_string(a.type)}, {"help", a.help}};
       axis["defaults"] = nlohmann::json::array();
       for (const auto& v : a.defaults) axis["defaults"].push_back(to_json(v));
-      if (!a.choices.empty()) axis["choices"] = a.choices;
+      // A path axis's choices are keywords beside any path (`none`, `auto`), not a closed list.
+      if (!a.choices.empty()) axis[a.path ? "keywords" : "choices"] = a.choices;
+      axis["path"] = a.path;
+      axis["data"] = a.data;  // defines the case's input (its seed), not the method
       w["axes"].push_back(axis);
     }
     w["metrics"] = nlohmann::json::array();
@@ -45,6 +50,22 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
   return out;
 }
 
+nlohmann::json workload_catalog(const nlohmann::json& catalog, const std::string& workload) {
+  nlohmann::json out{{"workloads", nlohmann::json::array()}, {"suites", nlohmann::json::array()}};
+  std::vector<std::string> names;
+  for (const auto& w : catalog["workloads"]) {
+    names.push_back(w["name"].get<std::string>());
+    if (w["name"] == workload) out["workloads"].push_back(w);
+  }
+  if (out["workloads"].empty())
+    throw std::invalid_argument("unknown workload '" + workload + "' (workloads: " + join(names, ", ") + ")" +
+                                did_you_mean(workload, names));
+  for (const auto& s : catalog["suites"])
+    if (s.contains("workloads") && std::find(s["workloads"].begin(), s["workloads"].end(), workload) != s["workloads"].end())
+      out["suites"].push_back(s);
+  return out;
+}
+
 std::string catalog_text(const nlohmann::json& c) {
   std::ostringstream o;
   o << "Workloads:\n";
@@ -55,8 +76,11 @@ std::string catalog_text(const nlohmann::json& c) {
       std::string defaults;
       for (const auto& d : a["defaults"]) defaults += (defaults.empty() ? "" : ",") + (d.is_string() ? d.get<std::string>() : d.dump());
       o << "      " << a["name"].get<std::string>() << " (" << a["type"].get<std::string>() << ", default "
-        << defaults << ")";
+        << defaults << (a.value("data", false) ? ", data" : "") << ")";
       if (a.contains("choices")) o << " [" << join(a["choices"].get<std::vector<std::string>>(), "|") << "]";
+      if (a.value("path", false))
+        o << " [a path" << (a.contains("keywords") ? ", or " + join(a["keywords"].get<std::vector<std::string>>(), "|") : "")
+          << "]";
       o << "  " << a["help"].get<std::string>() << "\n";
     }
     o << "    metrics (primary: " << w["primary_metric"].get<std::string>() << "):\n";

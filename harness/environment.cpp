@@ -1,10 +1,12 @@
 #include "harness/environment.hpp"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -41,6 +43,45 @@ std::string file_field(const char* path, const std::string& key, char sep) {
     return v;
   }
   return "";
+}
+
+// The first line of a small sysfs file, "" when it cannot be read.
+std::string sysfs_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// What pyperf and Google Benchmark record of the CPU beside its model: clock, governor, turbo, the CPUs
+// this process may run on, caches, and the load when the run started (volatile: not in the machine key).
+void capture_cpu_state(nlohmann::json& env) {
+  if (const std::string mhz = file_field("/proc/cpuinfo", "cpu MHz", ':'); !mhz.empty())
+    env["cpu_mhz"] = std::strtod(mhz.c_str(), nullptr);
+  const std::string freq = "/sys/devices/system/cpu/cpu0/cpufreq/";
+  if (const std::string max = sysfs_line(freq + "cpuinfo_max_freq"); !max.empty())
+    env["cpu_max_mhz"] = std::strtod(max.c_str(), nullptr) / 1000;  // kHz
+  if (const std::string g = sysfs_line(freq + "scaling_governor"); !g.empty()) env["cpu_governor"] = g;
+  if (const std::string nt = sysfs_line("/sys/devices/system/cpu/intel_pstate/no_turbo"); !nt.empty())
+    env["cpu_turbo"] = nt == "0";
+  else if (const std::string boost = sysfs_line("/sys/devices/system/cpu/cpufreq/boost"); !boost.empty())
+    env["cpu_turbo"] = boost == "1";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) env["cpu_affinity"] = CPU_COUNT(&set);
+  nlohmann::json caches = nlohmann::json::array();
+  for (int i = 0;; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string size = sysfs_line(dir + "size");
+    if (size.empty()) break;
+    caches.push_back({{"level", std::atoi(sysfs_line(dir + "level").c_str())},
+                      {"type", sysfs_line(dir + "type")},
+                      {"size", size},
+                      {"shared_cpus", sysfs_line(dir + "shared_cpu_list")}});
+  }
+  if (!caches.empty()) env["caches"] = caches;
+  double load[3];
+  if (getloadavg(load, 3) == 3) env["load_average"] = {load[0], load[1], load[2]};
 }
 
 std::string mpi_version() {
@@ -100,6 +141,7 @@ nlohmann::json capture_environment() {
   env["host"] = host;
   env["cpu_model"] = file_field("/proc/cpuinfo", "model name", ':');
   env["cores"] = std::thread::hardware_concurrency();
+  capture_cpu_state(env);
   const std::string mem_kb = file_field("/proc/meminfo", "MemTotal", ':');
   if (!mem_kb.empty()) env["memory_bytes"] = std::stoull(mem_kb) * 1024;
   env["os"] = file_field("/etc/os-release", "PRETTY_NAME", '=');
@@ -132,7 +174,8 @@ nlohmann::json capture_environment() {
   env["gpus"] = nlohmann::json::array();
   for (const auto& g : cuda.gpus) env["gpus"].push_back({{"name", g.name}, {"memory_bytes", g.memory_bytes}});
   if (!cuda.note.empty()) env["gpu_note"] = cuda.note;
-  for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "CUDA_VISIBLE_DEVICES"})
+  for (const char* var : {"OMP_NUM_THREADS", "OMP_PROC_BIND", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
+                          "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "NCCL_ALGO", "NCCL_PROTO"})
     if (const char* v = std::getenv(var)) env["env_vars"][var] = v;
   return env;
 }

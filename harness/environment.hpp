@@ -22,9 +22,12 @@ GitInfo project_git_info();
 /// {} outside CI.
 nlohmann::json ci_metadata();
 
-/// Host, CPU model, cores, memory (bytes), OS and kernel, compiler, flags and build type, library
-/// versions (SQLite, curl, nlohmann/json, Open MPI when installed, CUDA runtime/driver, NCCL) and GPUs
-/// (name, memory bytes) when present. Never throws; unknown fields are omitted.
+/// Host, CPU model, cores, memory (bytes), the CPU's state (cpu_mhz now, cpu_max_mhz, cpu_governor,
+/// cpu_turbo, cpu_affinity: CPUs this process may use, caches [{level, type, size, shared_cpus}],
+/// load_average [1, 5, 15 min]), OS and kernel, compiler, flags and build type, library versions (SQLite,
+/// curl, nlohmann/json, Open MPI when installed, CUDA runtime/driver, NCCL), GPUs (name, memory bytes)
+/// when present, and the thread and device variables set (env_vars: OMP_*, OPENBLAS_*, MKL_NUM_THREADS,
+/// CUDA_VISIBLE_DEVICES, NCCL_ALGO/PROTO). Never throws; unknown fields are omitted.
 nlohmann::json capture_environment();
 
 }  // namespace mlsb

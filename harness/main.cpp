@@ -22,6 +22,7 @@
 #include "harness/progress.hpp"
 #include "harness/runner.hpp"
 #include "harness/suite.hpp"
+#include "harness/text.hpp"
 #include "mcp/server/http_server.hpp"
 #include "mcp/server/stdio_server.hpp"
 #include "reports/baseline.hpp"
@@ -131,7 +132,9 @@ int main(int argc, char** argv) {
   // list
   auto* list = app.add_subcommand("list", "show workloads (axes, defaults, metrics, units) and suites");
   bool list_json = false;
+  std::string list_workload;
   list->add_flag("--json", list_json, "print as JSON");
+  list->add_option("workload", list_workload, "only this workload (its axes, metrics and the suites that run it)");
 
   // run
   auto* run = app.add_subcommand("run", "run a suite (name or .json file) or one workload");
@@ -298,14 +301,46 @@ int main(int argc, char** argv) {
                    arg.c_str());
       return 2;
     }
+    // A mistyped option: name the nearest option of the command it was given to.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      const CLI::App* cmd = &app;
+      for (const CLI::App* sub = &app; sub;) {
+        const auto used = sub->get_subcommands();
+        sub = used.empty() ? nullptr : used.front();
+        if (sub) cmd = sub;
+      }
+      std::vector<std::string> names;
+      for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})
+        for (const CLI::Option* o : a->get_options()) {
+          for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+          for (const auto& n : o->get_snames()) names.push_back("-" + n);
+        }
+      for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.size() < 2 || arg[0] != '-') continue;
+        arg = arg.substr(0, arg.find('='));
+        if (std::find(names.begin(), names.end(), arg) != names.end()) continue;
+        std::fprintf(stderr, "mlsysbench: error: %s has no option '%s'%s (see %s --help)\n",
+                     cmd == &app ? "mlsysbench" : ("`" + cmd->get_name() + "`").c_str(), arg.c_str(),
+                     mlsb::did_you_mean(arg, names).c_str(),
+                     cmd == &app ? "mlsysbench" : ("mlsysbench " + cmd->get_name()).c_str());
+        return 2;
+      }
+    }
     const int rc = app.exit(e);  // prints help/version (rc 0) or the error
+    // `run WORKLOAD --help`: the workload's axes and metrics after run's options.
+    if (dynamic_cast<const CLI::CallForHelp*>(&e) && *run && !target.empty()) try {
+        std::cout << "\n" << mlsb::catalog_text(mlsb::workload_catalog(mlsb::catalog_json({}), target));
+      } catch (const std::invalid_argument&) {  // a suite or a file: run's help alone
+      }
     return rc == 0 ? 0 : 2;      // every usage error is bad input: exit 2, as for other bad input
   }
 
   try {
     const auto suite_dirs = mlsb::default_suite_dirs();
     if (*list) {
-      const auto catalog = mlsb::catalog_json(suite_dirs);
+      auto catalog = mlsb::catalog_json(suite_dirs);
+      if (!list_workload.empty()) catalog = mlsb::workload_catalog(catalog, list_workload);
       std::cout << (list_json ? catalog.dump(2) + "\n" : mlsb::catalog_text(catalog));
       return 0;
     }
@@ -366,7 +401,15 @@ int main(int argc, char** argv) {
           return 2;
         }
         std::optional<mlsb::Progress> progress;
-        if (root) progress.emplace(stderr, isatty(STDERR_FILENO), static_cast<int>(plan.cases.size()));
+        if (root) {
+          std::vector<std::string> workloads;
+          std::vector<std::pair<std::string, std::string>> keys;
+          for (const auto& c : plan.cases) {
+            workloads.push_back(c.workload);
+            keys.emplace_back(c.workload, mlsb::params_key(c.params));
+          }
+          progress.emplace(stderr, isatty(STDERR_FILENO), std::move(workloads), store->last_case_seconds(keys));
+        }
         mlsb::RunOptions opts;
         opts.seed = seed;
         opts.tags = tags;

@@ -25,11 +25,13 @@ std::vector<std::string> split(std::string_view text, char sep) {
   return parts;
 }
 
-std::string axis_names(const WorkloadInfo& info) {
+std::vector<std::string> axis_list(const WorkloadInfo& info) {
   std::vector<std::string> names;
   for (const auto& a : info.axes) names.push_back(a.name);
-  return join(names, ", ");
+  return names;
 }
+
+std::string axis_names(const WorkloadInfo& info) { return join(axis_list(info), ", "); }
 
 bool is_suite_path(std::string_view target) {
   return target.size() > 5 && target.substr(target.size() - 5) == ".json";
@@ -70,13 +72,14 @@ std::string CaseSpec::id() const { return workload + "/" + params_key(params); }
 
 std::string CaseSpec::display_name() const { return label.empty() ? workload : workload + "/" + label; }
 
-std::string case_label(const WorkloadInfo& info, const Params& p) {
-  Params differing;
+std::string case_label(const WorkloadInfo& info, const Params& p, const std::set<std::string>& given) {
+  Params named;
   for (const auto& [name, value] : p) {
     const Axis* axis = info.find_axis(name);
-    if (!axis || axis->defaults.size() != 1 || !(axis->defaults[0] == value)) differing[name] = value;
+    if (!axis || given.count(name) || axis->defaults.size() != 1 || !(axis->defaults[0] == value))
+      named[name] = value;
   }
-  return params_key(differing);
+  return params_key(named);
 }
 
 std::string canonical_path_value(const Axis& axis, const std::string& value) {
@@ -132,19 +135,20 @@ void validate_value(const Axis& axis, const Value& value) {
   const std::string text = to_string(value);
   if (std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())
     throw std::invalid_argument("axis '" + axis.name + "': '" + text + "' is not allowed (allowed: " +
-                                join(axis.choices, ", ") + ")");
+                                join(axis.choices, ", ") + ")" + did_you_mean(text, axis.choices));
 }
 
 std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& values) {
   for (const auto& [name, v] : values)
     if (!info.find_axis(name))
-      throw std::invalid_argument("workload '" + info.name + "' has no axis '" + name +
-                                  "' (axes: " + axis_names(info) + ")");
+      throw std::invalid_argument("workload '" + info.name + "' has no axis '" + name + "' (axes: " +
+                                  axis_names(info) + ")" + did_you_mean(name, axis_list(info)));
   std::vector<Params> cases{Params{}};
   for (const auto& axis : info.axes) {
     std::vector<Value> vals;
     if (auto it = values.find(axis.name); it != values.end()) {
-      for (const auto& text : it->second) vals.push_back(parse_value(axis.type, text, axis.name));
+      for (const auto& text : it->second)
+        for (auto& v : parse_values(axis.type, text, axis.name)) vals.push_back(std::move(v));
     } else {
       vals = axis.defaults;
     }
@@ -183,8 +187,11 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     if (!suite_file) {
       std::vector<std::string> suites;
       for (const auto& f : find_suites(suite_dirs)) suites.push_back(f.stem().string());
+      std::vector<std::string> names = known;
+      names.insert(names.end(), suites.begin(), suites.end());
       throw std::invalid_argument("'" + std::string(target) + "' is neither a workload (" + join(known, ", ") +
-                                  ") nor a suite (" + join(suites, ", ") + ") nor a suite file (*.json)");
+                                  ") nor a suite (" + join(suites, ", ") + ") nor a suite file (*.json)" +
+                                  did_you_mean(target, names));
     }
   }
   if (suite_file) {
@@ -198,14 +205,19 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
 
   std::set<std::string> used;
   std::string all_axes;
+  std::vector<std::string> axis_pool;  // every axis of the entries, for "did you mean"
   for (auto& e : entries) {
-    const auto info = make_workload(e.workload)->info();
+    const auto workload = make_workload(e.workload);
+    const auto info = workload->info();
     all_axes += (all_axes.empty() ? "" : "; ") + e.workload + ": " + axis_names(info);
+    for (auto& a : axis_list(info)) axis_pool.push_back(std::move(a));
     for (const auto& [axis, vals] : overrides)
       if (info.find_axis(axis)) {
         e.params[axis] = vals;
         used.insert(axis);
       }
+    std::set<std::string> given;  // axes the suite entry or the command line set: always in the name
+    for (const auto& [axis, vals] : e.params) given.insert(axis);
     const RunnerOverrides over = e.runner.merged(runner);
     for (auto& p : expand_axes(info, e.params)) {
       RunnerDefaults base = info.runner;
@@ -220,15 +232,18 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
         if (axis.path && std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())
           p[axis.name] = canonical_path_value(axis, text);
       }
-      std::string label = case_label(info, p);
+      workload->check(p);
+      std::string label = case_label(info, p, given);
       plan.cases.push_back({e.workload, std::move(p), settings, std::move(label)});
     }
   }
   for (const auto& [axis, vals] : overrides)
     if (!used.count(axis))
       throw std::invalid_argument(entries.size() == 1 && !suite_file
-                                      ? "workload '" + plan.suite + "' has no axis '" + axis + "' (axes: " + all_axes.substr(plan.suite.size() + 2) + ")"
-                                      : "-p " + axis + ": no workload in suite '" + plan.suite + "' has an axis '" + axis + "' (" + all_axes + ")");
+                                      ? "workload '" + plan.suite + "' has no axis '" + axis + "' (axes: " +
+                                            all_axes.substr(plan.suite.size() + 2) + ")" + did_you_mean(axis, axis_pool)
+                                      : "-p " + axis + ": no workload in suite '" + plan.suite + "' has an axis '" +
+                                            axis + "' (" + all_axes + ")" + did_you_mean(axis, axis_pool));
   if (!filter.empty()) {
     std::regex re;
     try {

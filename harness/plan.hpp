@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,10 @@ struct CaseSpec {
   std::string display_name() const;
 };
 
-/// The params of `p` that differ from their axis's single default (axes with several defaults
-/// always count), as "a=1,b=x".
-std::string case_label(const WorkloadInfo& info, const Params& p);
+/// The params of `p` that were `given` (on the command line or in the suite: a value swept back to the
+/// default stays named), differ from their axis's single default, or belong to an axis with several
+/// defaults, as "a=1,b=x".
+std::string case_label(const WorkloadInfo& info, const Params& p, const std::set<std::string>& given = {});
 
 /// Makes a path-valued axis value independent of the checkout and the working directory: expands
 /// ${source_dir}/${shared_dir}, resolves a relative path against the working directory (then the

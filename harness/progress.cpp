@@ -1,38 +1,123 @@
 #include "harness/progress.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/text.hpp"
+
 namespace mlsb {
+namespace {
 
-Progress::Progress(std::FILE* out, bool tty, int total_cases) : out_(out), tty_(tty), total_(total_cases) {}
+// A plain-lines progress report (stderr not a terminal) while a case runs: at most this often.
+constexpr auto kPlainLineEvery = std::chrono::seconds(10);
 
-std::string Progress::eta() const {
-  if (done_ == 0) return "--:--";
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const int left = static_cast<int>(elapsed / done_ * (total_ - done_));
+double seconds(Progress::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// "m:ss", "h:mm:ss", or "--:--" for an unknown (negative) time.
+std::string clock_text(double s) {
+  if (s < 0 || !std::isfinite(s)) return "--:--";
+  const long t = std::lround(s);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%d:%02d", left / 60, left % 60);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
   return buf;
+}
+
+}  // namespace
+
+Progress::Progress(std::FILE* out, bool tty, std::vector<std::string> workloads, std::vector<double> last_seconds,
+                   int columns, std::function<Clock::time_point()> clock)
+    : out_(out),
+      tty_(tty),
+      workloads_(std::move(workloads)),
+      last_seconds_(std::move(last_seconds)),
+      columns_(columns),
+      clock_(std::move(clock)) {
+  case_start_ = sample_start_ = last_line_ = clock_();
+}
+
+int Progress::columns() const {
+  if (columns_ > 0) return columns_;
+  winsize ws{};
+  if (ioctl(fileno(out_), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
+}
+
+double Progress::estimate(int index) const {
+  if (static_cast<size_t>(index) < last_seconds_.size() && last_seconds_[index] >= 0) return last_seconds_[index];
+  if (auto it = finished_.find(workloads_[index]); it != finished_.end()) return median_of(it->second);
+  return all_finished_.empty() ? -1 : median_of(all_finished_);
+}
+
+double Progress::seconds_left() const {
+  const int total = static_cast<int>(workloads_.size());
+  if (index_ >= total) return 0;
+  const auto now = clock_();
+  const double elapsed = seconds(now - case_start_);
+  double current = estimate(index_);
+  if (total_units_ > 0 && done_units_ > 0) {  // the sample in flight says how far it is
+    const double fraction = std::min(1.0, static_cast<double>(done_units_) / static_cast<double>(total_units_));
+    current = std::max(current, seconds(sample_start_ - case_start_) + seconds(now - sample_start_) / fraction);
+  }
+  if (current < 0) return -1;
+  current = std::max(current, elapsed);
+  double left = current - elapsed;
+  for (int j = index_ + 1; j < total; ++j) {
+    const double e = estimate(j);
+    left += e < 0 ? current : e;
+  }
+  return left;
 }
 
 void Progress::case_started(int index, const std::string& case_id) {
   index_ = index;
   case_id_ = case_id;
-  last_line_ = std::chrono::steady_clock::now();
+  case_start_ = sample_start_ = last_line_ = clock_();
+  samples_ = 0;
+  done_units_ = total_units_ = 0;
   tick(0);
 }
 
 void Progress::tick(int samples, int64_t done, int64_t total) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!tty_ && now - last_line_ < std::chrono::seconds(30)) return;
+  const auto now = clock_();
+  if (samples != samples_) sample_start_ = now;  // a new sample: its units count from here
+  samples_ = samples;
+  done_units_ = done;
+  total_units_ = total;
+  if (!tty_ && now - last_line_ < kPlainLineEvery) return;
   last_line_ = now;
-  char work[64] = "";
-  if (total > 0) std::snprintf(work, sizeof work, "  %lld/%lld", static_cast<long long>(done), static_cast<long long>(total));
-  std::fprintf(out_, "%s[%d/%d] %s  samples %d%s  ETA %s%s", tty_ ? "\r\033[K" : "", index_ + 1, total_,
-               case_id_.c_str(), samples, work, eta().c_str(), tty_ ? "" : "\n");
+  std::string status = "  sample " + std::to_string(samples + 1);
+  if (total > 0) status += "  " + std::to_string(done) + "/" + std::to_string(total);
+  draw(status + "  ETA " + clock_text(seconds_left()), !tty_);
+}
+
+void Progress::draw(const std::string& status, bool end_line) {
+  const std::string head = "[" + std::to_string(index_ + 1) + "/" + std::to_string(workloads_.size()) + "] ";
+  std::string line = head + case_id_ + status;
+  if (tty_) {  // one row: the case id gives way so that the status (and the ETA) stays visible
+    const size_t width = static_cast<size_t>(std::max(columns() - 1, 1));
+    if (line.size() > width) {
+      const size_t room = width > head.size() + status.size() ? width - head.size() - status.size() : 0;
+      line = utf8_truncate(head + utf8_truncate(case_id_, room) + status, width);
+    }
+  }
+  std::fprintf(out_, "%s%s%s", tty_ ? "\r\033[K" : "", line.c_str(), end_line ? "\n" : "");
   std::fflush(out_);
 }
 
 void Progress::case_finished(const reports::CaseRecord& c) {
-  ++done_;
+  const double took = seconds(clock_() - case_start_);
+  finished_[workloads_.at(index_)].push_back(took);
+  all_finished_.push_back(took);
   std::string primary;
   for (const auto& s : c.summaries)
     if (s.metric == c.primary_metric) {
@@ -41,8 +126,18 @@ void Progress::case_finished(const reports::CaseRecord& c) {
                     s.unit.c_str(), static_cast<long long>(s.stats.n), s.stats.rel_stddev * 100);
       primary = buf;
     }
-  std::fprintf(out_, "%s[%d/%d] %s  %s%s%s%s\n", tty_ ? "\r\033[K" : "", index_ + 1, total_, case_id_.c_str(),
-               c.status.c_str(), primary.c_str(), c.reason.empty() ? "" : "  ", c.reason.c_str());
+  const int left = static_cast<int>(workloads_.size()) - index_ - 1;
+  std::string eta;
+  if (left > 0) {
+    ++index_;  // seconds_left() from the next case's start
+    case_start_ = sample_start_ = clock_();
+    done_units_ = total_units_ = 0;
+    eta = "  ETA " + clock_text(seconds_left());
+    --index_;
+  }
+  std::fprintf(out_, "%s[%d/%zu] %s  %s%s%s%s%s\n", tty_ ? "\r\033[K" : "", index_ + 1, workloads_.size(),
+               case_id_.c_str(), c.status.c_str(), primary.c_str(), c.reason.empty() ? "" : "  ", c.reason.c_str(),
+               eta.c_str());
   std::fflush(out_);
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 // Progress output for `run`: a redrawn status line on a terminal, plain lines otherwise.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "reports/model.hpp"
 
@@ -10,22 +14,49 @@ namespace mlsb {
 
 class Progress {
  public:
-  /// Writes to `out` (normally stderr); `tty` selects the redrawn line (case i/N, case, samples, ETA).
-  Progress(std::FILE* out, bool tty, int total_cases);
+  using Clock = std::chrono::steady_clock;
+
+  /// Writes to `out` (normally stderr). `workloads`: the workload of each planned case, in plan order
+  /// (the ETA estimates a case from the finished cases of its workload). `last_seconds`: per planned case,
+  /// how long it took the last time the store saw it (-1: never; empty: none known). `tty`: a status line
+  /// redrawn in place and cut to the terminal's width (`columns`, or asked of the terminal at each redraw
+  /// when 0, so a resize takes effect at the next one); otherwise plain lines, at most one every 10 s
+  /// while a case runs and one when it ends. `clock` is for tests.
+  Progress(std::FILE* out, bool tty, std::vector<std::string> workloads, std::vector<double> last_seconds = {},
+           int columns = 0, std::function<Clock::time_point()> clock = Clock::now);
   void case_started(int index, const std::string& case_id);
-  /// Redraws the status line on a tty; elsewhere prints a line every 30 s so long cases show life.
-  /// `samples` measured so far in the current case; `done` of `total` units in the current sample.
+  /// `samples` measured so far in the current case; `done` of `total` units (tasks, steps) in the
+  /// sample in flight (0 of 0: unknown).
   void tick(int samples, int64_t done = 0, int64_t total = 0);
+  /// Prints the case's outcome and the ETA of the rest of the run.
   void case_finished(const reports::CaseRecord& c);
 
+  /// Seconds left in the run, estimated; negative when nothing is known yet. A case not yet run takes
+  /// its time in the store's last run of it (as ctest schedules by its last test times), else the median
+  /// time of this run's finished cases of its workload, else of all finished cases. The case in
+  /// flight takes the larger of that and what its sample's own progress says: the time before this
+  /// sample plus the sample's elapsed time over its done fraction (exact for a one-sample case). With
+  /// nothing finished, every case is taken to be as long as the one in flight.
+  double seconds_left() const;
+
  private:
-  std::string eta() const;
+  double estimate(int index) const;  ///< seconds planned case `index` takes; negative when unknown
+  void draw(const std::string& status, bool end_line);
+  int columns() const;
+
   std::FILE* out_;
   bool tty_;
-  int total_, index_ = 0, done_ = 0;
+  std::vector<std::string> workloads_;
+  std::vector<double> last_seconds_;
+  int columns_;
+  std::function<Clock::time_point()> clock_;
+  int index_ = 0;
   std::string case_id_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_line_ = start_;
+  Clock::time_point case_start_, sample_start_, last_line_;
+  int samples_ = 0;
+  int64_t done_units_ = 0, total_units_ = 0;
+  std::map<std::string, std::vector<double>> finished_;  ///< workload -> case durations (s)
+  std::vector<double> all_finished_;
 };
 
 }  // namespace mlsb

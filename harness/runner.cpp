@@ -1,6 +1,7 @@
 #include "harness/runner.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "harness/clock.hpp"
 #include "harness/environment.hpp"
 #include "harness/machine_key.hpp"
+#include "harness/process_state.hpp"
 #include "harness/progress.hpp"
 #include "harness/registry.hpp"
 #include "harness/text.hpp"
@@ -206,10 +208,36 @@ struct CaseContext {
   }
 };
 
+// Case work folders are "mlsb-case-<pid>-XXXXXX" in the temp folder: the pid tells a live run's folder
+// from one a killed run left behind.
+constexpr std::string_view kWorkDirPrefix = "mlsb-case-";
+
 std::filesystem::path make_work_dir() {
-  std::string templ = (std::filesystem::temp_directory_path() / "mlsb-case-XXXXXX").string();
+  std::string templ = (std::filesystem::temp_directory_path() /
+                       (std::string(kWorkDirPrefix) + std::to_string(getpid()) + "-XXXXXX"))
+                          .string();
   if (!mkdtemp(templ.data())) throw std::runtime_error("cannot create a case work directory in " + templ);
   return templ;
+}
+
+// Removes the case folders that runs of processes now gone left in the temp folder (a run killed with
+// SIGKILL or by the OOM killer never removes its own). Folders of live processes are left alone.
+void remove_dead_work_dirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kWorkDirPrefix)) continue;
+    const std::string rest = name.substr(kWorkDirPrefix.size());
+    const size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || rest.find_first_not_of("0123456789") != dash) continue;
+    const int64_t pid = std::stoll(rest.substr(0, dash));
+    std::error_code stat_ec;
+    const auto written = std::filesystem::last_write_time(entry.path(), stat_ec);
+    if (stat_ec) continue;
+    const double written_unix =
+        std::chrono::duration<double>(std::chrono::file_clock::to_sys(written).time_since_epoch()).count();
+    if (!process_running_since(pid, written_unix)) std::filesystem::remove_all(entry.path(), stat_ec);
+  }
 }
 
 std::string format_seconds(double s) {
@@ -309,7 +337,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   auto ctx = std::make_shared<CaseContext>();
   ctx->spec = spec;
   ctx->backend = backend;
-  ctx->seed = case_seed(run_seed, spec.id());
+  ctx->seed = case_seed(run_seed, data_key(make_workload(spec.workload)->info(), spec.params));
   const double timeout = spec.runner.timeout_s;
   bool ready = false;
   try {
@@ -463,8 +491,15 @@ bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise
   return n >= r.min_samples && measured_s >= r.min_time_s && noise <= r.max_noise;
 }
 
-uint64_t case_seed(uint64_t run_seed, const std::string& case_id) {
-  return splitmix64(run_seed ^ fnv1a64(case_id));
+std::string data_key(const WorkloadInfo& info, const Params& params) {
+  Params data;
+  for (const auto& [axis, value] : params)
+    if (const Axis* a = info.find_axis(axis); a && a->data) data.emplace(axis, value);
+  return info.name + "/" + params_key(data);
+}
+
+uint64_t case_seed(uint64_t run_seed, const std::string& data_key) {
+  return splitmix64(run_seed ^ fnv1a64(data_key));
 }
 
 std::string resolve_backend(const std::string& requested, const WorkloadInfo& info, const cuda::Probe& gpu) {
@@ -536,6 +571,9 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     run.env = capture_environment();
     run.machine_key = machine_key(run.env);
     run.ci = ci_metadata();
+    run.pid = getpid();  // so that a later command can tell this run from one whose process was killed
+    run.host = run.env.value("host", "");
+    remove_dead_work_dirs();
     try {
       out.run_id = store->begin_run(run);
       out.uuid = run.uuid;  // assigned by the store

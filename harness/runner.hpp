@@ -43,9 +43,13 @@ struct RunComms {
 ///   n >= min_samples and measured time >= min_time_s and rel. stddev of the primary metric <= max_noise.
 bool should_stop(const RunnerDefaults& rules, int n, double measured_s, double primary_rel_stddev);
 
-/// Derives a case's seed from the run seed and the case id (FNV-1a 64 of the id, mixed with splitmix64),
-/// so the same run seed gives every case the same data whatever the order of cases.
-uint64_t case_seed(uint64_t run_seed, const std::string& case_id);
+/// The key of a case's input data: "workload/a=1,b=x" over the axes the workload marks as data axes
+/// (Axis::data), so cases that differ only in a method axis (a codec, a cache policy) share it.
+std::string data_key(const WorkloadInfo& info, const Params& params);
+/// Derives a case's seed from the run seed and its data key (FNV-1a 64 of the key, mixed with
+/// splitmix64): the same run seed gives cases with the same data axes the same input, whatever the
+/// order of the cases and whatever method each runs, so methods are compared on identical inputs.
+uint64_t case_seed(uint64_t run_seed, const std::string& data_key);
 
 /// Runs one case to completion or timeout, in a worker thread. Never throws for workload errors:
 /// a SkipCase gives status "skipped", FailCase or any exception "failed", the timeout "timeout",

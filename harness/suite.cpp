@@ -98,7 +98,7 @@ struct SuiteParser {
         }
         for (const auto& t : texts) {
           try {
-            validate_value(*axis, parse_value(axis->type, t, axis->name));
+            for (const auto& v : parse_values(axis->type, t, axis->name)) validate_value(*axis, v);
           } catch (const std::invalid_argument& ex) {
             error(at, ex.what());
           }

@@ -1,6 +1,15 @@
 #include "harness/text.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace mlsb {
+namespace {
+
+// Words that mark the line of a log that names the cause (log_excerpt).
+constexpr std::string_view kErrorWords[] = {"error", "exception", "fatal", "cannot", "denied"};
+
+}  // namespace
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -23,6 +32,69 @@ std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_v
   size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
   return std::string(text.substr(0, cut)) + std::string(ellipsis);
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string w = ascii_lower(word);
+  const size_t limit = std::clamp<size_t>(w.size() / 3, 1, 3);
+  size_t best = limit + 1;
+  const std::string* pick = nullptr;
+  for (const auto& cand : candidates) {
+    const std::string c = ascii_lower(cand);
+    if (c == w) continue;
+    // d[i][j]: edits between w[0, i) and c[0, j), a swap of two neighbours counting one (optimal string
+    // alignment: "agnet" is one edit from "agent").
+    std::vector<std::vector<size_t>> d(w.size() + 1, std::vector<size_t>(c.size() + 1));
+    for (size_t i = 0; i <= w.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= c.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= w.size(); ++i)
+      for (size_t j = 1; j <= c.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (w[i - 1] == c[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && w[i - 1] == c[j - 2] && w[i - 2] == c[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    if (d[w.size()][c.size()] < best) {
+      best = d[w.size()][c.size()];
+      pick = &cand;
+    }
+  }
+  return pick ? " (did you mean '" + *pick + "'?)" : "";
+}
+
+std::string utf8_excerpt(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
+  return std::string(text.substr(0, cut)) + "... [cut: " + std::to_string(cut) + " of " +
+         std::to_string(text.size()) + " bytes shown]";
+}
+
+std::string log_excerpt(std::string_view text, size_t tail_bytes) {
+  if (text.size() <= tail_bytes) return std::string(text);
+  const auto boundary = [&](size_t i) {  // the first character boundary at or after i
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  const auto gap = [&](size_t bytes) {
+    return "[... " + std::to_string(bytes) + " bytes cut of " + std::to_string(text.size()) + " ...] ";
+  };
+  const size_t tail = boundary(text.size() - tail_bytes);
+  std::string out;
+  size_t shown = 0;  // bytes before the tail that `out` accounts for
+  for (size_t pos = 0; pos < tail;) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string line = ascii_lower(text.substr(pos, end - pos));
+    const bool names_error = std::any_of(std::begin(kErrorWords), std::end(kErrorWords),
+                                         [&](std::string_view w) { return line.find(w) != std::string::npos; });
+    if (names_error) {
+      const size_t stop = std::min({end, tail, boundary(pos + tail_bytes)});
+      out = (pos > 0 ? gap(pos) : "") + std::string(text.substr(pos, stop - pos)) + " ";
+      shown = stop;
+      break;
+    }
+    pos = end + 1;
+  }
+  if (tail > shown) out += gap(tail - shown);
+  return out + std::string(text.substr(tail));
 }
 
 uint64_t fnv1a64(std::string_view text) {

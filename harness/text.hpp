@@ -18,6 +18,22 @@ std::string ascii_lower(std::string_view text);
 /// sequence), with `ellipsis` appended when anything was cut (its bytes count towards the limit).
 std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis = "...");
 
+/// At most `max_bytes` bytes of `text`, cut at a UTF-8 character boundary; when anything was cut a marker
+/// follows that says so and how long the original was: "... [cut: 4096 of 300000 bytes shown]" (the
+/// marker's bytes are on top of `max_bytes`). For excerpts a person or a model reads.
+std::string utf8_excerpt(std::string_view text, size_t max_bytes);
+
+/// An excerpt of a log for an error message: the whole text when it fits in `tail_bytes`; else the first
+/// line that names an error (case-insensitive "error", "exception", "fatal", "cannot", "denied") when it
+/// lies before the tail (the cause is often there, above a stack trace), then the last `tail_bytes`
+/// bytes; each gap is marked "[... N bytes cut of M ...]". Cuts fall on UTF-8 character boundaries.
+std::string log_excerpt(std::string_view text, size_t tail_bytes);
+
+/// " (did you mean 'x'?)" naming the candidate closest to `word` by edit distance (insertions, deletions,
+/// substitutions and swaps of neighbours, case folded), when it is within a third of the word's length (at
+/// least 1, at most 3 edits); else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
 /// FNV-1a 64-bit hash of the bytes of `text` (Fowler, Noll, Vo): stable across builds and machines.
 uint64_t fnv1a64(std::string_view text);
 

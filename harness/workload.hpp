@@ -36,6 +36,11 @@ struct Axis {
   /// under the project root becomes "${source_dir}/...", one under the shared folder "${shared_dir}/...";
   /// a path that does not exist is an input error. Workloads call expand_placeholders() on the value.
   bool path = false;
+  /// The axis defines the case's input data (its sizes, distribution, dtype, shapes, file or trace) rather
+  /// than the method run on it: the case seed derives from the run seed and the data axes only
+  /// (case_seed in harness/runner.hpp), so cases that differ in a method axis (a codec, a cache policy,
+  /// a drop policy) see identical inputs. Set with data_axis() (harness/axes.hpp).
+  bool data = false;
 };
 
 /// splitmix64's output function (Steele, Lea & Flood, OOPSLA 2014): decorrelates nearby seeds.
@@ -177,6 +182,10 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual WorkloadInfo info() const = 0;
+  /// Checks a combination of axis values that each axis alone allows but the workload cannot run (an LLM
+  /// agent without a model): throws std::invalid_argument naming the axes. The plan calls it for every
+  /// case, so such a mistake is an input error (exit 2) found before anything runs.
+  virtual void check(const Params&) const {}
   virtual void setup(State&) {}
   virtual void sample(State&) = 0;
   virtual void verify(State&) {}

@@ -67,6 +67,9 @@ struct RunRecord {
   std::string branch;  ///< git branch (or --branch); "" when unknown
   /// CI metadata when present: {"run_id", "runner", "ref", "sha", "workflow", "repository"} (GitHub Actions).
   nlohmann::json ci = nlohmann::json::object();
+  int64_t pid = 0;     ///< the process that ran it (0: unknown, runs stored before schema 3 or imported)
+  std::string host;    ///< the host that process ran on
+  std::string reason;  ///< why the run ended as it did, when not plain (a process gone while running)
 };
 
 struct RunData {

@@ -1,7 +1,9 @@
 // The HTML report: one self-contained file (inline CSS and SVG, no scripts; a Content-Security-Policy
 // forbids any network fetch), readable offline.
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/renderers.hpp"
@@ -13,9 +15,11 @@ namespace mlsb::reports::detail {
 namespace {
 
 
-// One chart per metric that at least two ok cases report (a single bar compares nothing; the metrics
-// table shows every value).
+// One chart per metric that at least two ok cases report and that differs between them (a single bar,
+// or bars all of one value, compare nothing; the metrics table shows every value). Bars are labelled
+// by what differs between the cases (distinct_labels).
 void charts(std::string& out, const WorkloadGroup& g) {
+  const std::vector<std::string> labels = distinct_labels(g.names);
   for (const auto& [metric, unit] : g.metrics) {
     std::vector<Bar> bars;
     Better better = Better::Lower;
@@ -24,13 +28,59 @@ void charts(std::string& out, const WorkloadGroup& g) {
       const SummaryRow* s = c->status == "ok" ? find_summary(*c, metric) : nullptr;
       if (!s) continue;
       better = s->better;
-      bars.push_back({g.names[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
+      bars.push_back({labels[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
     }
-    if (bars.size() < 2) continue;
+    const bool differ = std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.value != bars[0].value; });
+    if (bars.size() < 2 || !differ) continue;
     const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + ", " +
                                 std::string(to_string(better)) + " is better: median per case, 95% CI";
     out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
            bar_chart_svg(g.workload + " " + metric, unit, bars) + "</figure>\n";
+  }
+}
+
+// Sweeps: for each numeric axis with 3 or more values among a workload's ok cases, one line chart of the
+// primary metric against it per combination of the other axes (step time against experts, GB/s against
+// size, hit rate against cache fraction). An axis spanning 64x or more is drawn on a log2 scale.
+void sweep_charts(std::string& out, const WorkloadGroup& g) {
+  std::map<std::string, std::set<double>> values;  // numeric axis -> its values
+  for (const CaseRecord* c : g.cases)
+    if (c->status == "ok" && c->params.is_object())
+      for (const auto& [axis, v] : c->params.items())
+        if (v.is_number()) values[axis].insert(v.get<double>());
+  for (const auto& [axis, vals] : values) {
+    if (vals.size() < 3) continue;
+    const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
+    // (primary metric, the other axes' values) -> points
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
+    std::map<std::pair<std::string, std::string>, std::string> units;
+    for (const CaseRecord* c : g.cases) {
+      if (c->status != "ok" || !c->params.contains(axis) || !c->params[axis].is_number()) continue;
+      const SummaryRow* s = find_summary(*c, c->primary_metric);
+      if (!s) continue;
+      nlohmann::json rest = c->params;
+      rest.erase(axis);
+      std::string others;
+      for (const auto& [k, v] : rest.items())
+        if (std::count_if(g.cases.begin(), g.cases.end(), [&](const CaseRecord* o) {
+              return o->params.is_object() && o->params.contains(k) && o->params[k] != v;
+            }) > 0)
+          others += (others.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      const double x = c->params[axis].get<double>();
+      series[{c->primary_metric, others}].push_back({log_x ? std::log2(x) : x, s->stats.median});
+      units[{c->primary_metric, others}] = s->unit;
+    }
+    for (auto& [key, points] : series) {
+      if (points.size() < 3) continue;
+      std::sort(points.begin(), points.end());
+      const auto& [metric, others] = key;
+      const std::string unit = units[key];
+      const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + " against " + axis +
+                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others);
+      out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
+             line_chart_svg(g.workload + " " + caption, log_x ? "log2(" + axis + ")" : axis, metric, points) +
+             "</figure>\n";
+    }
   }
 }
 
@@ -77,6 +127,29 @@ void task_tables(std::string& out, const CaseRecord& c, const std::string& name)
   if (!tasks->failing.empty()) out += html_table(failing_tasks_table(tasks->failing), "failing");
 }
 
+// What a reader needs first: how many cases ran and how they ended, each case's primary metric, and every
+// case that did not end ok with its reason (or an ok case's warning), before the per-workload detail.
+void summary(std::string& out, const std::vector<WorkloadGroup>& groups) {
+  Table t;
+  t.header = {"case", "status", "primary metric", "median", "reason"};
+  t.numeric = {false, false, false, true, false};
+  t.text = {true, false, false, false, true};
+  int ok = 0, total = 0;
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      const CaseRecord& c = *g.cases[i];
+      ++total;
+      ok += c.status == "ok";
+      const SummaryRow* s = find_summary(c, c.primary_metric);
+      t.rows.push_back({g.names[i], c.status, c.primary_metric,
+                        s ? fmt_num(s->stats.median) + (s->unit.empty() ? "" : " " + s->unit) : "—", c.reason});
+      t.row_class.push_back("st-" + c.status);
+    }
+  out += "<section id=\"summary\"><h2>Summary</h2>\n<p>" + std::to_string(total) + " cases: " +
+         std::to_string(ok) + " ok, " + std::to_string(total - ok) + " not ok</p>\n" + html_table(t, "summary") +
+         "</section>\n";
+}
+
 }  // namespace
 
 std::string render_html(const RunData& data) {
@@ -89,10 +162,11 @@ std::string render_html(const RunData& data) {
   out += html_meta_table(run_fields(run));
   out += "<details><summary>Environment</summary>\n";
   out += html_meta_table(flatten_env(run.env));
-  out += "</details></header>\n<nav>";
+  out += "</details></header>\n<nav><a href=\"#summary\">summary</a>";
   for (size_t i = 0; i < groups.size(); ++i)
     out += "<a href=\"#w" + std::to_string(i) + "\">" + html_escape(groups[i].workload) + "</a>";
   out += "</nav>\n";
+  if (!groups.empty()) summary(out, groups);
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& g = groups[i];
     out += "<section id=\"w" + std::to_string(i) + "\"><h2>" + html_escape(g.workload) + "</h2>\n";
@@ -100,6 +174,7 @@ std::string render_html(const RunData& data) {
     if (const std::string note = throttle_note(g); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
+    sweep_charts(out, g);
     charts(out, g);
     agents_side_by_side(out, g);
     for (size_t c = 0; c < g.cases.size(); ++c) {

@@ -65,7 +65,8 @@ std::string format_run_detail(const RunData& d) {
   std::ostringstream o;
   o << "run " << r.id << "  " << r.uuid << "\n"
     << "  suite:    " << r.suite << "\n"
-    << "  status:   " << r.status << "\n"
+    << "  status:   " << r.status << (r.reason.empty() ? "" : "  — " + r.reason) << "\n"
+    << "  process:  " << (r.pid > 0 ? std::to_string(r.pid) + " on " + r.host : "-") << "\n"
     << "  started:  " << format_utc(r.started_at) << " UTC\n"
     << "  finished: " << (r.finished_at > 0 ? format_utc(r.finished_at) + " UTC" : "-") << "\n"
     << "  seed:     " << r.seed << "\n"

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "harness/json_parse.hpp"
+#include "harness/process_state.hpp"
 #include "harness/uuid.hpp"
 #include "reports/detail/migrations.hpp"
 #include "reports/detail/sqlite.hpp"
@@ -77,14 +78,40 @@ RunRecord read_run(const Stmt& s) {
   r.machine_key = s.col_text(12);
   r.branch = s.col_text(13);
   r.ci = nlohmann::json::parse(s.col_text(14));
+  r.pid = s.col_int(15);
+  r.host = s.col_text(16);
+  r.reason = s.col_text(17);
   return r;
 }
 
 // The runs columns read_run expects, in order.
 constexpr const char* kRunColumns =
     "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json, "
-    "machine_key, branch, ci_json";
-constexpr int kRunColumnCount = 15;
+    "machine_key, branch, ci_json, pid, host, reason";
+constexpr int kRunColumnCount = 18;
+
+// Marks "interrupted" every run still "running" whose process, on this host, is gone (killed with
+// SIGKILL, out of memory, a crash): it never finishes them. Runs of other hosts and of unknown
+// processes are left alone (their process cannot be checked from here).
+void interrupt_dead_runs(sqlite3* db) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  Stmt find(db, "SELECT id, pid, started_at FROM runs WHERE status = 'running' AND pid > 0 AND host = ?",
+            "cannot look for unfinished runs");
+  find.bind(1, std::string(host));
+  std::vector<std::pair<int64_t, int64_t>> dead;
+  while (find.step())
+    if (!process_running_since(find.col_int(1), find.col_double(2))) dead.emplace_back(find.col_int(0), find.col_int(1));
+  for (const auto& [id, pid] : dead) {
+    Stmt mark(db, "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = ? WHERE id = ? AND status = 'running'",
+              "cannot mark an unfinished run interrupted");
+    mark.bind(1, now_unix())
+        .bind(2, "its process (pid " + std::to_string(pid) + " on " + host +
+                     ") is gone: killed (SIGKILL, out of memory) or crashed; the cases it finished are kept")
+        .bind(3, id)
+        .run();
+  }
+}
 
 std::optional<int64_t> first_id(Stmt& s) {
   if (!s.step()) return std::nullopt;
@@ -123,6 +150,9 @@ bool all_digits(std::string_view s) {
 Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
   require_file_path(path_);
   if (!read_only) require_writable(path_);
+  if (std::error_code ec; read_only && !std::filesystem::exists(path_, ec))
+    throw StoreError("the store " + path_.string() +
+                     " does not exist yet: `mlsysbench run` creates it (pick another store with --db or MLSB_DB)");
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -141,11 +171,23 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       if (version < schema_version())
         throw StoreError(path_.string() + ": schema version " + std::to_string(version) + " is older than " +
                          std::to_string(schema_version()) + "; open it once for writing to migrate");
+      if (access(path_.c_str(), W_OK) == 0) {  // a store this user may write: settle runs whose process died
+        sqlite3* rw = nullptr;
+        if (sqlite3_open_v2(path_.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+          sqlite3_busy_timeout(rw, static_cast<int>(kBusyTimeout.count()));
+          try {
+            interrupt_dead_runs(rw);
+          } catch (const StoreError&) {  // reading must not fail for it (a locked or read-only medium)
+          }
+        }
+        sqlite3_close_v2(rw);
+      }
     } else {
       enable_wal(db_, kBusyTimeout);
       // NORMAL is durable against process crashes in WAL mode.
       detail::exec(db_, "PRAGMA synchronous = NORMAL", "cannot set the synchronous mode");
       detail::migrate(db_);
+      interrupt_dead_runs(db_);
       stmts_ = std::make_unique<Statements>(db_);
     }
   } catch (...) {
@@ -167,12 +209,13 @@ int64_t Store::begin_run(RunRecord& run) {
   if (run.started_at == 0) run.started_at = now_unix();
   Stmt s(db_,
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
-         "env_json, machine_key, branch, ci_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+         "env_json, machine_key, branch, ci_json, pid, host, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
          "cannot insert run");
   s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
   s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, dump_json(nlohmann::json(run.tags)));
   s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, dump_json(run.env));
   s.bind(12, run.machine_key).bind(13, run.branch).bind(14, dump_json(run.ci));
+  s.bind(15, run.pid).bind(16, run.host).bind(17, run.reason);
   s.run();
   run.id = sqlite3_last_insert_rowid(db_);
   return run.id;
@@ -404,6 +447,20 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
     p.ci_lo = s.col_double(14);
     p.ci_hi = s.col_double(15);
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<double> Store::last_case_seconds(const std::vector<std::pair<std::string, std::string>>& cases) {
+  Stmt s(db_,
+         "SELECT finished_at - started_at FROM cases WHERE workload = ? AND params_key = ? AND status = 'ok' "
+         "ORDER BY id DESC LIMIT 1",
+         "cannot read earlier case times");
+  std::vector<double> out;
+  for (const auto& [workload, params_key] : cases) {
+    s.bind(1, workload).bind(2, params_key);
+    out.push_back(s.step() ? std::max(0.0, s.col_double(0)) : -1.0);
+    s.reset();
   }
   return out;
 }

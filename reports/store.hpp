@@ -28,6 +28,8 @@ struct StoreError : std::runtime_error { using std::runtime_error::runtime_error
 /// "r.db: cannot insert case: database is locked".
 class Store {
  public:
+  /// Opening a store this user may write also marks "interrupted" (with the reason) every run left
+  /// "running" by a process of this host that is gone (harness/process_state.hpp), read-only or not.
   explicit Store(const std::filesystem::path& path, bool read_only = false);
   ~Store();
   Store(const Store&) = delete;
@@ -64,6 +66,10 @@ class Store {
   /// `metric` when it is not empty, only each case's primary metric when it is "primary" (the history's
   /// input: one query, no samples read).
   std::vector<MetricPoint> load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric = "");
+  /// How long each (workload, params_key) case took the last time it ended ok in this store (seconds,
+  /// finished_at - started_at; -1 when it never did): what the progress line's ETA starts from, as ctest
+  /// schedules by the last run's test times.
+  std::vector<double> last_case_seconds(const std::vector<std::pair<std::string, std::string>>& cases);
   /// Deletes a run and everything under it; false when it did not exist.
   bool delete_run(int64_t run_id);
 

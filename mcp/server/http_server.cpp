@@ -25,6 +25,21 @@ bool loopback_origin(const std::string& origin) {
   return false;
 }
 
+// The Host header's name without its port: "[::1]:8080" -> "[::1]", "localhost:3000" -> "localhost".
+std::string host_name(const std::string& host) {
+  if (!host.empty() && host[0] == '[') return host.substr(0, host.find(']') + 1);
+  return host.substr(0, host.find(':'));
+}
+
+// DNS rebinding defence (MCP spec, Streamable HTTP security warning): a browser page on evil.example
+// that resolves its name to 127.0.0.1 sends Host: evil.example; only loopback names and the address
+// the server is bound to are served.
+bool allowed_host(const std::string& host, const std::string& bind_host) {
+  const std::string name = host_name(host);
+  return name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name == bind_host ||
+         name == "[" + bind_host + "]";
+}
+
 void json_reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(dump_json(body), "application/json");
@@ -40,10 +55,15 @@ int serve_http(ToolServer& server, const HttpServeOptions& options, const std::a
     std::lock_guard lock(mu);
     return sessions.count(id) > 0;
   };
-  // The checks every method shares; false when `res` already holds the refusal.
+  // The checks every method shares, made on the headers before any body is read (a refused request
+  // costs no memory); false when `res` already holds the refusal.
   const auto admitted = [&](const httplib::Request& req, httplib::Response& res) {
     if (req.has_header("Origin") && !loopback_origin(req.get_header_value("Origin"))) {
       json_reply(res, 403, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest, "Origin not allowed"));
+      return false;
+    }
+    if (req.has_header("Host") && !allowed_host(req.get_header_value("Host"), options.host)) {
+      json_reply(res, 403, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest, "Host not allowed"));
       return false;
     }
     if (req.has_header("MCP-Protocol-Version") && !ToolServer::supports(req.get_header_value("MCP-Protocol-Version"))) {
@@ -53,8 +73,16 @@ int serve_http(ToolServer& server, const HttpServeOptions& options, const std::a
     }
     return true;
   };
+  http.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    return admitted(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
+  });
+  http.set_payload_max_length(options.max_body_bytes);  // larger: 413, refused on its Content-Length
+  http.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413)
+      json_reply(res, 413, jsonrpc::error(nullptr, jsonrpc::kInvalidRequest,
+                                          "request body over " + std::to_string(options.max_body_bytes) + " bytes"));
+  });
   http.Post(options.path, [&](const httplib::Request& req, httplib::Response& res) {
-    if (!admitted(req, res)) return;
     std::string problem;
     const auto message = jsonrpc::parse_message(req.body, problem);
     if (!message) {
@@ -88,13 +116,11 @@ int serve_http(ToolServer& server, const HttpServeOptions& options, const std::a
     }
     json_reply(res, 200, *reply);
   });
-  http.Get(options.path, [&](const httplib::Request& req, httplib::Response& res) {
-    if (!admitted(req, res)) return;
+  http.Get(options.path, [&](const httplib::Request&, httplib::Response& res) {
     res.status = 405;
     res.set_header("Allow", "POST, DELETE");
   });
   http.Delete(options.path, [&](const httplib::Request& req, httplib::Response& res) {
-    if (!admitted(req, res)) return;
     std::lock_guard lock(mu);
     res.status = sessions.erase(req.get_header_value("Mcp-Session-Id")) ? 200 : 404;
   });

@@ -12,7 +12,7 @@ table{border-collapse:collapse;margin:8px 0 16px;max-width:100%}th,td{border:1px
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
 table.meta th{width:9em}tr.total td{font-weight:600}
-div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child{white-space:nowrap}
+div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child,table.summary td:first-child{min-width:14em;overflow-wrap:anywhere}
 tr.throttled td{background:#fff1e5}tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
 figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
 svg.chart{max-width:100%;height:auto}

@@ -85,6 +85,13 @@ ALTER TABLE cases ADD COLUMN gpu_json TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE cases ADD COLUMN throttled INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_by_machine ON runs(machine_key, branch, suite);
 )sql"},
+    // A run left "running" by a killed process: the process that writes it (pid on host) is recorded, so
+    // the next command that opens the store can tell it is gone and say why the run ended.
+    Migration{3, R"sql(
+ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 }  // namespace

@@ -10,8 +10,9 @@
 namespace mlsb::reports::detail {
 namespace {
 
-constexpr double kLabelWidth = 280, kPlotWidth = 400, kValueWidth = 120, kRow = 18, kTop = 8, kAxis = 22;
-constexpr size_t kMaxLabel = 42;
+constexpr double kPlotWidth = 400, kValueWidth = 120, kRow = 18, kTop = 8, kAxis = 22;
+constexpr double kCharWidth = 6.2;  // px of an 11 px label character, generously
+constexpr size_t kMaxLabel = 96;
 
 std::string px(double v) {
   char buf[32];
@@ -19,9 +20,46 @@ std::string px(double v) {
   return buf;
 }
 
-std::string shorten(const std::string& s) { return utf8_truncate(s, kMaxLabel); }
+// A label over kMaxLabel bytes keeps its start and its end (where case names differ most).
+std::string shorten(const std::string& s) {
+  if (s.size() <= kMaxLabel) return s;
+  const size_t half = kMaxLabel / 2 - 1;
+  size_t tail = s.size() - half;
+  while (tail < s.size() && (static_cast<unsigned char>(s[tail]) & 0xC0) == 0x80) ++tail;
+  return utf8_truncate(s, half, "") + "…" + s.substr(tail);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1) parts.push_back(s.substr(start, pos - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
 
 }  // namespace
+
+std::vector<std::string> distinct_labels(const std::vector<std::string>& names) {
+  if (names.size() < 2) return names;
+  std::vector<std::vector<std::string>> tokens;
+  for (const auto& n : names) {
+    const size_t slash = n.find('/');
+    if (slash == std::string::npos) return names;
+    tokens.push_back(split(n.substr(slash + 1), ','));
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::vector<std::string> own;
+    for (const auto& t : tokens[i]) {
+      const bool shared = std::all_of(tokens.begin(), tokens.end(), [&](const std::vector<std::string>& other) {
+        return std::find(other.begin(), other.end(), t) != other.end();
+      });
+      if (!shared) own.push_back(t);
+    }
+    out.push_back(own.empty() ? names[i] : join(own, ","));
+  }
+  return out;
+}
 
 std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars) {
   double lo = 0, hi = 0;
@@ -32,8 +70,11 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
         hi = std::max(hi, v);
       }
   if (hi == lo) hi = lo + 1;
-  const auto x = [&](double v) { return kLabelWidth + (v - lo) / (hi - lo) * kPlotWidth; };
-  const double width = kLabelWidth + kPlotWidth + kValueWidth;
+  size_t longest = 8;
+  for (const auto& b : bars) longest = std::max(longest, shorten(b.label).size());
+  const double label_width = 12 + kCharWidth * static_cast<double>(longest);
+  const auto x = [&](double v) { return label_width + (v - lo) / (hi - lo) * kPlotWidth; };
+  const double width = label_width + kPlotWidth + kValueWidth;
   const double height = kTop + kRow * static_cast<double>(bars.size()) + kAxis;
   const double zero = x(0), axis_y = kTop + kRow * static_cast<double>(bars.size());
   std::string out;
@@ -46,7 +87,7 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
     const double y = kTop + kRow * static_cast<double>(i), mid = y + kRow / 2;
     out += "<g><title>" + html_escape(b.label + ": " + fmt_num(b.value) + " " + unit + ", 95% CI " +
                                       fmt_interval(b.lo, b.hi)) + "</title>";
-    out += "<text class=\"lbl\" x=\"" + px(kLabelWidth - 6) + "\" y=\"" + px(mid + 4) + "\">" +
+    out += "<text class=\"lbl\" x=\"" + px(label_width - 6) + "\" y=\"" + px(mid + 4) + "\">" +
            html_escape(shorten(b.label)) + "</text>";
     if (std::isfinite(b.value)) {
       const double a = std::min(zero, x(b.value)), w = std::fabs(x(b.value) - zero);
@@ -57,15 +98,15 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
         out += "<path class=\"err\" d=\"M" + l + " " + px(mid) + "H" + h + "M" + l + " " + px(y + 5) + "V" +
                px(y + kRow - 5) + "M" + h + " " + px(y + 5) + "V" + px(y + kRow - 5) + "\"/>";
       }
-      out += "<text class=\"val\" x=\"" + px(kLabelWidth + kPlotWidth + 6) + "\" y=\"" + px(mid + 4) + "\">" +
+      out += "<text class=\"val\" x=\"" + px(label_width + kPlotWidth + 6) + "\" y=\"" + px(mid + 4) + "\">" +
              html_escape(fmt_num(b.value)) + "</text>";
     }
     out += "</g>";
   }
-  out += "<path class=\"axis\" d=\"M" + px(kLabelWidth) + " " + px(axis_y) + "H" + px(kLabelWidth + kPlotWidth) +
+  out += "<path class=\"axis\" d=\"M" + px(label_width) + " " + px(axis_y) + "H" + px(label_width + kPlotWidth) +
          "M" + px(zero) + " " + px(kTop) + "V" + px(axis_y) + "\"/>";
-  out += "<text class=\"tick\" x=\"" + px(kLabelWidth) + "\" y=\"" + px(axis_y + 15) + "\">" + fmt_num(lo) + "</text>";
-  out += "<text class=\"tick end\" x=\"" + px(kLabelWidth + kPlotWidth) + "\" y=\"" + px(axis_y + 15) + "\">" +
+  out += "<text class=\"tick\" x=\"" + px(label_width) + "\" y=\"" + px(axis_y + 15) + "\">" + fmt_num(lo) + "</text>";
+  out += "<text class=\"tick end\" x=\"" + px(label_width + kPlotWidth) + "\" y=\"" + px(axis_y + 15) + "\">" +
          html_escape(fmt_num(hi) + " " + unit) + "</text></svg>";
   return out;
 }

@@ -15,8 +15,15 @@ struct Bar {
 };
 
 /// An <svg> element (role="img") titled `title`; the axis spans 0 and every bar's value and CI.
-/// Non-finite values are drawn as empty rows.
+/// Non-finite values are drawn as empty rows. The label column is as wide as the longest label (up to 96
+/// characters; a longer one keeps its start and end around an ellipsis); each bar's hover title holds
+/// its full label.
 std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars);
+
+/// Chart labels for case names "workload/a=1,b=x": the workload and every axis=value that all names
+/// share are left out, so the labels name what differs ("policy=lru", "policy=belady"); a name that
+/// shares everything keeps its full form. Names without '/' are kept as they are.
+std::vector<std::string> distinct_labels(const std::vector<std::string>& names);
 
 /// An <svg> line chart (role="img") of `points` (x, y) in the given order, with the axes' ranges
 /// labelled; non-finite points are left out. Empty points give an empty plot.

@@ -113,7 +113,9 @@ int main(int argc, char** argv) {
   std::optional<Progress> progress;
   if (root) {
     store.emplace(argv[1]);
-    progress.emplace(stderr, false, static_cast<int>(plan.cases.size()));
+    std::vector<std::string> workloads;
+    for (const auto& c : plan.cases) workloads.push_back(c.workload);
+    progress.emplace(stderr, false, std::move(workloads));
   }
   RunOptions opts;
   opts.argv = "runner_check";

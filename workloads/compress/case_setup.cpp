@@ -21,20 +21,25 @@ CodecConfig codec_config(const State& state) {
   return c;
 }
 
+DType generated_dtype(const State& state) {
+  const std::string dtype = state.get_string("dtype");
+  return dtype == "auto" ? DType::BF16 : parse_dtype(dtype);
+}
+
 Tensor case_input(State& state, int rank) {
-  const DType dtype = parse_dtype(state.get_string("dtype"));
   if (state.get_string("tensor_file") == "none") {
     const uint64_t seed = splitmix64(state.seed() + 0x51ed270b27b5a3c1ULL * static_cast<uint64_t>(rank));
-    Tensor t = generate(state.get_string("distribution"), dtype, state.get_int("elements"),
+    Tensor t = generate(state.get_string("distribution"), generated_dtype(state), state.get_int("elements"),
                         state.get_float("sigma"), seed);
     t.name = state.get_string("distribution");
     return t;
   }
   const auto file = input_path(state, "tensor_file");
   Tensor t = load_tensor(file, state.get_string("tensor"));
-  if (t.dtype != dtype) {
+  if (state.get_string("dtype") == "auto") return t;  // the file's own bits, as stored
+  if (const DType dtype = parse_dtype(state.get_string("dtype")); t.dtype != dtype) {
     state.warn("tensor '" + t.name + "' of " + file.string() + " is " + std::string(to_string(t.dtype)) +
-               "; converted to " + std::string(to_string(dtype)) + " (the dtype axis)");
+               "; cast to " + std::string(to_string(dtype)) + " as -p dtype asks (dtype=auto keeps the file's)");
     std::vector<float> wide(static_cast<size_t>(t.count()));
     to_float(t.view(), wide);
     Tensor c{t.name, dtype, t.shape, std::vector<uint8_t>(wide.size() * dtype_size(dtype))};

@@ -22,16 +22,21 @@ class CompressWorkload final : public Workload {
         "PowerSGD) on synthetic or real tensors; collectives with a codec in the loop beside the uncompressed "
         "collective (local, mpi, nccl); a link model and a Kimad-style per-tensor codec planner.";
     w.axes = {
-        string_axis("mode", {"codec"}, "codec: one round trip; collective: a collective with the codec; plan: "
-                    "per-tensor codec choice for a model under an error budget", {"codec", "collective", "plan"}),
+        string_axis("mode", {"codec"},
+                    "codec: one round trip; collective: a collective with the codec; plan: "
+                    "per-tensor codec choice for a model under an error budget",
+                    {"codec", "collective", "plan"}),
         string_axis("codec", {"exponent"}, "codec (lossless: none, exponent, zstd, lz4)", codec_names()),
-        string_axis("dtype", {"bf16"}, "element type of generated tensors (a file's tensor is converted to it)",
-                    {"bf16", "fp16", "fp32"}),
-        string_axis("distribution", {"gaussian"}, "generator of the input tensor", distribution_names()),
-        float_axis("sigma", {0.02}, "standard deviation of the generated values", 1e-30, 1e30),
-        int_axis("elements", {1 << 22}, "elements of the generated tensor (per rank)", 0, 1LL << 40),
-        path_axis("tensor_file", "none", "a .safetensors or .npy file to read the tensor from, or none", {"none"}),
-        string_axis("tensor", {"all"}, "the tensor of tensor_file by name, or all (concatenated)"),
+        data_axis(string_axis("dtype", {"auto"},
+                              "element type: auto = bf16 for generated tensors and a file's own dtype for its tensor "
+                              "(another value casts a file's tensor to it)",
+                              {"auto", "bf16", "fp16", "fp32"})),
+        data_axis(string_axis("distribution", {"gaussian"}, "generator of the input tensor", distribution_names())),
+        data_axis(float_axis("sigma", {0.02}, "standard deviation of the generated values", 1e-30, 1e30)),
+        data_axis(int_axis("elements", {1 << 22}, "elements of the generated tensor (per rank)", 1, 1LL << 40)),
+        data_axis(
+            path_axis("tensor_file", "none", "a .safetensors or .npy file to read the tensor from, or none", {"none"})),
+        data_axis(string_axis("tensor", {"all"}, "the tensor of tensor_file by name, or all (concatenated)")),
         int_axis("level", {1}, "zstd level", -131072, 22),
         int_axis("block", {128}, "elements per scale block (int8-block, fp8-*)", 1, 1LL << 31),
         float_axis("density", {0.01}, "fraction of elements kept by topk and randomk", 1e-9, 1),
@@ -40,11 +45,14 @@ class CompressWorkload final : public Workload {
         int_axis("threads", {1}, "codec threads (chunked codecs: exponent, zstd, lz4)", 1, 256),
         string_axis("collective", {"allreduce"}, "mode collective: the collective",
                     {"allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"}),
-        string_axis("algorithm", {"auto"}, "mode collective: native, gather, ring (allreduce), linear (allreduce "
-                    "with randomk/powersgd); auto picks by codec", {"auto", "native", "gather", "ring", "linear"}),
+        string_axis("algorithm", {"auto"},
+                    "mode collective: native, gather, ring (allreduce), linear (allreduce "
+                    "with randomk/powersgd); auto picks by codec",
+                    {"auto", "native", "gather", "ring", "linear"}),
         float_axis("link_gbps", {0.0}, "modelled link bandwidth in GB/s (0 = no model; 100 Gbit/s = 12.5)", 0, 1e6),
-        string_axis("model", {"gpt2-small"}, "mode plan: model preset whose tensors are planned", preset_names()),
-        int_axis("scale", {16}, "mode plan: every preset dimension is divided by this", 1, 1 << 20),
+        data_axis(
+            string_axis("model", {"gpt2-small"}, "mode plan: model preset whose tensors are planned", preset_names())),
+        data_axis(int_axis("scale", {16}, "mode plan: every preset dimension is divided by this", 1, 1 << 20)),
         float_axis("error_budget", {0.01}, "mode plan: allowed relative L2 error over all tensors", 0, 10),
     };
     w.metrics = {
@@ -57,7 +65,8 @@ class CompressWorkload final : public Workload {
         {"ideal_ratio", "ratio", Better::Higher, "lossless: original bits / (sign+mantissa bits + exponent entropy)"},
         {"ratio_vs_ideal", "ratio", Better::Higher, "lossless: ratio / ideal_ratio"},
         {"break_even_gbps", "GB/s", Better::Higher, "link bandwidth below which compressing pays"},
-        {"rel_l2_error", "ratio", Better::Lower, "lossy: ||x - y|| / ||x||"},
+        {"rel_l2_error", "ratio", Better::Lower,
+         "lossy: ||x - y|| / ||x||; with error feedback, of the codec's own input x + residual"},
         {"max_abs_error", "abs", Better::Lower, "lossy: max |x - y|"},
         {"snr_db", "dB", Better::Higher, "lossy: 10 log10(||x||^2 / ||x - y||^2), capped at 300"},
         {"nonfinite_outputs", "count", Better::Lower, "lossy: finite elements decoded as Inf or NaN"},
@@ -105,7 +114,7 @@ class CompressWorkload final : public Workload {
       std::string size;
       if (state.get_string("tensor_file") == "none" && state.get_string("mode") != "plan") {
         const double gib = static_cast<double>(state.get_int("elements")) *
-                           static_cast<double>(dtype_size(parse_dtype(state.get_string("dtype")))) / (1 << 30);
+                           static_cast<double>(dtype_size(generated_dtype(state))) / (1 << 30);
         size = " (the input alone is " + std::to_string(gib) + " GiB; codecs and collectives need a few times that)";
       }
       state.fail("out of memory: the case's buffers do not fit in this machine's memory" + size);

@@ -19,9 +19,13 @@ std::unique_ptr<ModeBench> make_plan_bench();
 /// The codec axes of a case (codec, level, block, density, rank, error_feedback, threads; seed from the case).
 CodecConfig codec_config(const State& state);
 
-/// The case's input on this rank: the tensor file's tensor (converted to the dtype axis, with a warning,
-/// when its dtype differs) or a generated one (distribution, sigma, elements, dtype; the seed mixes the
-/// case seed with `rank`, so ranks hold different data). Throws what the loader or generator throws.
+/// The element type of generated tensors: the dtype axis, bf16 for `auto`.
+DType generated_dtype(const State& state);
+
+/// The case's input on this rank: the tensor file's tensor in its own dtype (dtype `auto`; a dtype the
+/// axis names is a cast, made with a warning when it differs), or a generated one (distribution, sigma,
+/// elements, generated_dtype; the seed mixes the case seed with `rank`, so ranks hold different data).
+/// Throws what the loader or generator throws.
 Tensor case_input(State& state, int rank);
 
 /// One timed CPU round trip: compresses `in` into `stream` (sized to max_compressed_bytes by the caller)

@@ -1,8 +1,9 @@
 // NumPy .npy (numpy.lib.format, versions 1.0, 2.0, 3.0): magic "\x93NUMPY", major, minor, header length
 // (u16 in 1.0, u32 in 2.0/3.0), a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}
 // padded with spaces and '\n', then the data. Supported descr: '<f4', '<f2', and big-endian '>f4', '>f2'
-// (byte-swapped on load). fortran_order True is rejected unless at most one dimension exceeds 1 (then
-// both orders are the same bytes).
+// (byte-swapped on load). A fortran_order True array is read as stored: its bytes in file order are the
+// C-order array of the reversed shape (its transpose), which is what a codec sees; a lossless round trip,
+// and the error metrics of element-wise codecs, do not depend on the order.
 #include <algorithm>
 #include <cctype>
 
@@ -57,8 +58,7 @@ class DictParser {
     else if (descr == "<f2" || descr == ">f2") h.info.dtype = DType::F16;
     else file_.fail("has dtype '" + descr + "'; supported: '<f4', '<f2' (and big-endian '>f4', '>f2')");
     h.big_endian = descr[0] == '>';
-    if (fortran && std::count_if(h.info.shape.begin(), h.info.shape.end(), [](int64_t d) { return d > 1; }) > 1)
-      file_.fail("fortran_order True is not supported for a multi-dimensional array; save it in C order");
+    if (fortran) std::reverse(h.info.shape.begin(), h.info.shape.end());  // the same bytes in C order
     if (!checked_count(h.info.shape, dtype_size(h.info.dtype), h.info.count))
       fail("shape overflows a 64-bit size");
     return h;

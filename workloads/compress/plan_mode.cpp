@@ -132,7 +132,7 @@ class PlanBench final : public ModeBench {
       if (tensors_.empty()) state.fail(file.string() + " holds no tensors");
       return;
     }
-    const DType dtype = parse_dtype(state.get_string("dtype"));
+    const DType dtype = generated_dtype(state);
     uint64_t k = 0;
     for (const PresetTensor& p : preset_tensors(state.get_string("model"), state.get_int("scale"))) {
       int64_t count = 1;

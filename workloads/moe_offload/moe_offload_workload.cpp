@@ -37,43 +37,59 @@ class MoeOffloadWorkload final : public Workload {
         "(moe_train's, JSON lines, or synthetic with skew/locality/correlation); real copies and expert FFNs "
         "on the CPU (link modelled by link_gbps) or CUDA (pinned memory, copy and compute streams).";
     w.axes = {
-        path_axis("trace", "synthetic", "a JSON-lines routing trace (moe_train's trace_out, or {seq, token, layer, "
-                  "experts, weights} records), or synthetic", {"synthetic"}),
-        string_axis("preset", {"custom"}, "the MoE layers of a published model (custom: the axes below, or the "
-                    "trace's layers/experts/topk)", with_custom(model_preset_names())),
-        int_axis("scale", {1}, "a preset's hidden and ffn are divided by this", 1, 1 << 20),
-        int_axis("preset_layers", {0}, "serve only a preset's first N MoE layers (0: all)", 0, 4096),
-        int_axis("layers", {8}, "custom synthetic: MoE layers", 1, 4096),
-        int_axis("experts", {16}, "custom synthetic: experts per layer", 1, 65536),
-        int_axis("topk", {2}, "custom synthetic: experts per token", 1, 65536),
-        int_axis("hidden", {128}, "custom: model width h", 1, 1 << 20),
-        int_axis("ffn", {256}, "custom: expert SwiGLU inner size f", 1, 1 << 22),
-        path_axis("checkpoint", "none", "safetensors file or folder with the experts' weights (none: generated)",
-                  {"none"}),
-        int_axis("trace_seed", {1}, "seed of the synthetic trace, the generated weights and the hidden states (the "
-                 "same for every policy, so they replay the same trace)", 0, 1LL << 62),
-        int_axis("sequences", {16}, "synthetic: sequences", 1, 1 << 24),
-        int_axis("seq_len", {64}, "synthetic: tokens per sequence", 1, 1 << 24),
-        float_axis("zipf", {1.0}, "synthetic: popularity skew s (Zipf; 0 = uniform)", 0, 100),
-        float_axis("locality", {0.5}, "synthetic: P(a token repeats the previous token's expert)", 0, 1),
-        float_axis("correlation", {0.7}, "synthetic: P(an expert follows from the layer before's)", 0, 1),
-        string_axis("phase", {"decode"}, "decode: batch sequences advance a token per step; prefill: chunks of "
-                    "batch tokens of one sequence", {"decode", "prefill"}),
+        data_axis(path_axis("trace", "synthetic",
+                            "a JSON-lines routing trace (moe_train's trace_out, or {seq, token, layer, "
+                            "experts, weights} records), or synthetic",
+                            {"synthetic"})),
+        data_axis(string_axis("preset", {"custom"},
+                              "the MoE layers of a published model (custom: the axes below, or the "
+                              "trace's layers/experts/topk)",
+                              with_custom(model_preset_names()))),
+        data_axis(int_axis("scale", {1}, "a preset's hidden and ffn are divided by this", 1, 1 << 20)),
+        data_axis(int_axis("preset_layers", {0}, "serve only a preset's first N MoE layers (0: all)", 0, 4096)),
+        data_axis(int_axis("layers", {8}, "custom synthetic: MoE layers", 1, 4096)),
+        data_axis(int_axis("experts", {16}, "custom synthetic: experts per layer", 1, 65536)),
+        data_axis(int_axis("topk", {2}, "custom synthetic: experts per token", 1, 65536)),
+        data_axis(int_axis("hidden", {128}, "custom: model width h", 1, 1 << 20)),
+        data_axis(int_axis("ffn", {256}, "custom: expert SwiGLU inner size f", 1, 1 << 22)),
+        data_axis(path_axis("checkpoint", "none",
+                            "safetensors file or folder with the experts' weights (none: generated)", {"none"})),
+        data_axis(int_axis("trace_seed", {1},
+                           "seed of the synthetic trace, the generated weights and the hidden states (the "
+                           "same for every policy, so they replay the same trace)",
+                           0, 1LL << 62)),
+        data_axis(int_axis("sequences", {16}, "synthetic: sequences", 1, 1 << 24)),
+        data_axis(int_axis("seq_len", {64}, "synthetic: tokens per sequence", 1, 1 << 24)),
+        data_axis(float_axis("zipf", {1.0}, "synthetic: popularity skew s (Zipf; 0 = uniform)", 0, 100)),
+        data_axis(float_axis("locality", {0.5}, "synthetic: P(a token repeats the previous token's expert)", 0, 1)),
+        data_axis(float_axis("correlation", {0.7}, "synthetic: P(an expert follows from the layer before's)", 0, 1)),
+        string_axis("phase", {"decode"},
+                    "decode: batch sequences advance a token per step; prefill: chunks of "
+                    "batch tokens of one sequence",
+                    {"decode", "prefill"}),
         int_axis("batch", {1}, "tokens per forward pass", 1, 1 << 20),
         int_axis("window", {4}, "batches whose tokens are available together (what expertflow regroups)", 1, 1 << 20),
-        float_axis("profile_fraction", {0.25}, "leading fraction of the sequences that only trains the predictor "
-                   "and static's popularity (all policies are scored on the rest)", 0, 0.99),
+        float_axis("profile_fraction", {0.25},
+                   "leading fraction of the sequences that only trains the predictor "
+                   "and static's popularity (all policies are scored on the rest)",
+                   0, 0.99),
         string_axis("policy", {"lru", "lfu", "static", "predictive", "expertflow", "belady"}, "cache policy",
                     {"lru", "lfu", "static", "predictive", "expertflow", "belady"}),
         string_axis("cache_scope", {"per_layer"}, "the budget is per layer, or shared by all layers",
                     {"per_layer", "global"}),
         float_axis("cache_fraction", {0.25}, "cache size as a fraction of the experts (of a layer, or of all)", 0, 1),
-        int_axis("cache_experts", {0}, "cache size in experts, per layer or of all layers as cache_scope says "
-                 "(overrides cache_fraction when > 0)", 0, 1LL << 40),
-        float_axis("cache_mb", {0.0}, "cache size in MB (1e6 bytes), per layer or of all layers as cache_scope says "
-                   "(overrides the others when > 0)", 0, 1e9),
-        float_axis("prefetch_threshold", {0.5}, "predictive: prefetch an expert whose predicted score (a "
-                   "probability) >= this; above 1: no prefetching", 0, 2),
+        int_axis("cache_experts", {0},
+                 "cache size in experts, per layer or of all layers as cache_scope says "
+                 "(overrides cache_fraction when > 0)",
+                 0, 1LL << 40),
+        float_axis("cache_mb", {0.0},
+                   "cache size in MB (1e6 bytes), per layer or of all layers as cache_scope says "
+                   "(overrides the others when > 0)",
+                   0, 1e9),
+        float_axis("prefetch_threshold", {0.5},
+                   "predictive: prefetch an expert whose predicted score (a "
+                   "probability) >= this; above 1: no prefetching",
+                   0, 2),
         int_axis("prefetch_max", {0}, "predictive: most prefetches per layer (0: topk * batch)", 0, 1 << 20),
         float_axis("link_gbps", {25.0}, "cpu: host-to-device link bandwidth the copies are timed by (GB/s)", 1e-6, 1e6),
         int_axis("threads", {1}, "cpu: OpenBLAS threads", 1, 1024),

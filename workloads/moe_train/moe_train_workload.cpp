@@ -19,19 +19,22 @@ class MoeTrainWorkload final : public Workload {
         "SwiGLU experts, combine, backward, AdamW) on CPU (OpenBLAS, fp32) or CUDA (cuBLAS, bf16), with Megatron's "
         "FLOPs/MFU; or a small MoE decoder LM trained byte-level on real text (loss curve, routing traces).";
     w.axes = {
-        string_axis("mode", {"layer"}, "layer: one layer's training step; lm: train a small MoE LM on a corpus",
-                    {"layer", "lm"}),
-        string_axis("preset", {"custom"}, "layer shape and routing of a published model (custom: the axes below)",
-                    preset_names()),
-        int_axis("scale", {1}, "a preset's hidden and ffn are divided by this", 1, 1 << 20),
-        int_axis("hidden", {128}, "custom: model width h", 1, 1 << 20),
-        int_axis("ffn", {256}, "custom: routed expert SwiGLU inner size f", 1, 1 << 22),
-        int_axis("experts", {8}, "custom: routed experts E", 1, 65536),
+        data_axis(string_axis("mode", {"layer"},
+                              "layer: one layer's training step; lm: train a small MoE LM on a corpus",
+                              {"layer", "lm"})),
+        data_axis(string_axis("preset", {"custom"},
+                              "layer shape and routing of a published model (custom: the axes below)", preset_names())),
+        data_axis(int_axis("scale", {1}, "a preset's hidden and ffn are divided by this", 1, 1 << 20)),
+        data_axis(int_axis("hidden", {128}, "custom: model width h", 1, 1 << 20)),
+        data_axis(int_axis("ffn", {256}, "custom: routed expert SwiGLU inner size f", 1, 1 << 22)),
+        data_axis(int_axis("experts", {8}, "custom: routed experts E", 1, 65536)),
         int_axis("topk", {2}, "custom: experts per token k", 1, 65536),
-        int_axis("shared_experts", {0}, "custom: always-on shared experts", 0, 64),
-        int_axis("shared_ffn", {0}, "custom: inner size of a shared expert (0: ffn)", 0, 1 << 22),
-        string_axis("router", {"topk_softmax"}, "custom: topk_softmax (Megatron default), softmax_topk, sigmoid "
-                    "(DeepSeek-V3, expert bias)", {"topk_softmax", "softmax_topk", "sigmoid"}),
+        data_axis(int_axis("shared_experts", {0}, "custom: always-on shared experts", 0, 64)),
+        data_axis(int_axis("shared_ffn", {0}, "custom: inner size of a shared expert (0: ffn)", 0, 1 << 22)),
+        string_axis("router", {"topk_softmax"},
+                    "custom: topk_softmax (Megatron default), softmax_topk, sigmoid "
+                    "(DeepSeek-V3, expert bias)",
+                    {"topk_softmax", "softmax_topk", "sigmoid"}),
         int_axis("groups", {1}, "custom: expert groups for group-limited top-k (1: none)", 1, 65536),
         int_axis("group_topk", {1}, "custom: groups a token may route to (ignored when groups = 1)", 1, 65536),
         float_axis("capacity_factor", {0.0}, "capacity = ceil(tokens*k/E*cf); 0 = dropless", 0, 1e6),
@@ -40,24 +43,30 @@ class MoeTrainWorkload final : public Workload {
         float_axis("aux_coef", {1e-2}, "load-balancing loss coefficient", 0, 1e3),
         float_axis("z_coef", {1e-3}, "router z-loss coefficient", 0, 1e3),
         float_axis("bias_rate", {1e-3}, "sigmoid router: expert-bias update rate", 0, 1e3),
-        int_axis("tokens", {2048}, "layer: tokens per step per rank", 1, 1LL << 31),
-        string_axis("dtype", {"auto"}, "activations and weights: fp32 (cpu), bf16 (cuda; fp32 master weights), "
-                    "auto = the backend's", {"auto", "fp32", "bf16"}),
+        data_axis(int_axis("tokens", {2048}, "layer: tokens per step per rank", 1, 1LL << 31)),
+        data_axis(string_axis("dtype", {"auto"},
+                              "activations and weights: fp32 (cpu), bf16 (cuda; fp32 master weights), "
+                              "auto = the backend's",
+                              {"auto", "fp32", "bf16"})),
         int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024),
         int_axis("optimizer", {1}, "layer: 1 = the step includes AdamW, 0 = forward + backward only", 0, 1),
         float_axis("lr", {3e-3}, "AdamW learning rate", 0, 1e30),
-        int_axis("layers", {2}, "lm: transformer blocks (each attention + MoE FFN)", 1, 64),
-        int_axis("heads", {4}, "lm: attention heads (hidden must divide by it)", 1, 1024),
-        int_axis("seq", {64}, "lm: sequence length in bytes", 2, 1 << 16),
-        int_axis("batch", {16}, "lm: sequences per step", 1, 1 << 16),
+        data_axis(int_axis("layers", {2}, "lm: transformer blocks (each attention + MoE FFN)", 1, 64)),
+        data_axis(int_axis("heads", {4}, "lm: attention heads (hidden must divide by it)", 1, 1024)),
+        data_axis(int_axis("seq", {64}, "lm: sequence length in bytes", 2, 1 << 16)),
+        data_axis(int_axis("batch", {16}, "lm: sequences per step", 1, 1 << 16)),
         int_axis("steps", {300}, "lm: training steps", 1, 1 << 24),
-        path_axis("corpus", "system", "lm: a text file or folder, or system (licence and copyright texts under "
-                  "/usr/share)", {"system"}),
-        float_axis("corpus_mb", {4.0}, "lm: at most this many MB of the corpus are read", 0.001, 1e5),
+        data_axis(path_axis("corpus", "system",
+                            "lm: a text file or folder, or system (licence and copyright texts under "
+                            "/usr/share)",
+                            {"system"})),
+        data_axis(float_axis("corpus_mb", {4.0}, "lm: at most this many MB of the corpus are read", 0.001, 1e5)),
         string_axis("trace_out", {"none"}, "lm: JSON-lines routing trace written here (none: no trace)"),
         int_axis("trace_every", {10}, "lm: trace every Nth step", 1, 1 << 24),
-        int_axis("trace_eval", {0}, "lm: 1 = also trace the trained model on the held-out evaluation batches "
-                 "(inference routing; recorded as step `steps`)", 0, 1),
+        int_axis("trace_eval", {0},
+                 "lm: 1 = also trace the trained model on the held-out evaluation batches "
+                 "(inference routing; recorded as step `steps`)",
+                 0, 1),
     };
     w.metrics = {
         {"step_ms", "ms", Better::Lower, "one training step: forward + backward (+ AdamW); lm: mean step"},

@@ -76,8 +76,9 @@ Routing<T> route(const T* logits, int64_t tokens, const MoeConfig& c, const floa
     if (c.router == RouterKind::Sigmoid) {
       T sum = 0;
       for (int64_t i = 0; i < E; ++i) sum += s[i] = sigmoid(l[i]);
+      // Scores that all underflow (logits far below 0) sum to 0: uniform probabilities, never 0/0.
       for (int64_t i = 0; i < E; ++i) {
-        p[i] = s[i] / sum;
+        p[i] = sum > 0 ? s[i] / sum : T(1) / T(E);
         select[i] = s[i] + (expert_bias ? T(expert_bias[i]) : T(0));
       }
     } else {
@@ -96,8 +97,8 @@ Routing<T> route(const T* logits, int64_t tokens, const MoeConfig& c, const floa
     } else {
       T sum = 0;
       for (int64_t j = 0; j < k; ++j) sum += w[j] = s[e[j]];
-      if (c.router == RouterKind::Sigmoid)
-        for (int64_t j = 0; j < k; ++j) w[j] /= sum;
+      if (c.router == RouterKind::Sigmoid)  // chosen scores that all underflow: equal weights
+        for (int64_t j = 0; j < k; ++j) w[j] = sum > 0 ? w[j] / sum : T(1) / T(k);
     }
     for (int64_t j = 0; j < k; ++j) ++r.load[e[j]];
   }
@@ -146,7 +147,8 @@ void route_backward(const Routing<T>& r, const T* logits, const T* dweight, cons
     } else {
       T sum = 0, dot = 0;
       for (int64_t j = 0; j < k; ++j) sum += s[e[j]], dot += w[j] * dw[j];
-      for (int64_t j = 0; j < k; ++j) {
+      // sum == 0: the scores underflowed, their sigmoids are flat and the weights constant (no gradient).
+      for (int64_t j = 0; j < k && sum > 0; ++j) {
         const T dsj = (dw[j] - dot) / sum;
         dl[e[j]] += dsj * s[e[j]] * (T(1) - s[e[j]]);
       }
@@ -158,7 +160,7 @@ void route_backward(const Routing<T>& r, const T* logits, const T* dweight, cons
       if (c.router == RouterKind::Sigmoid) {
         T sum = 0;
         for (int64_t i = 0; i < E; ++i) sum += s[i];
-        for (int64_t i = 0; i < E; ++i) dl[i] += (daux[i] - dot) / sum * s[i] * (T(1) - s[i]);
+        for (int64_t i = 0; i < E && sum > 0; ++i) dl[i] += (daux[i] - dot) / sum * s[i] * (T(1) - s[i]);
       } else {
         for (int64_t i = 0; i < E; ++i) dl[i] += p[i] * (daux[i] - dot);
       }

@@ -25,7 +25,8 @@ struct Routing {
 /// is added to the selection score of the Sigmoid router only and never to the weights.
 /// Aux loss (Switch Transformer, arXiv 2101.03961, eq. 4; Megatron-Core switch_load_balancing_loss_func):
 ///   aux = aux_coef * E * sum_i f_i * P_i, f_i = load_i / (tokens * k), P_i = mean_t aux_probs[t, i],
-/// with aux_probs the softmax of the logits (the Sigmoid router: its scores normalised per token).
+/// with aux_probs the softmax of the logits (the Sigmoid router: its scores normalised per token, uniform when
+/// every score underflows to 0; the chosen scores, normalised, are the weights, equal when they all underflow).
 /// z-loss (ST-MoE, arXiv 2202.08906, eq. 5): z = z_coef * mean_t (logsumexp_i logits[t, i])^2.
 /// Ties in selection go to the lower expert id. tokens may be 0.
 template <typename T>

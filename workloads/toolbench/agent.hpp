@@ -46,7 +46,12 @@ struct ToolOutcome {
   bool is_error = false;
   nlohmann::json content = nlohmann::json::array();
   std::string text;
+  /// Wall time of the tools/call request (ms), answered or not: a call that timed out or lost its
+  /// transport keeps the time until it was given up. 0 when no request was sent (no such server).
   double latency_ms = 0;
+  /// The server answered (a result or a JSON-RPC error). Only answered calls enter the
+  /// call_latency_p50_ms / _p95_ms percentiles: a timeout measures the timeout, not the server.
+  bool answered = false;
 };
 
 /// The agent's next move: a tool call, or (when `call` is empty) a final answer in `answer`.

@@ -1,19 +1,20 @@
 #include "workloads/toolbench/item.hpp"
 
+#include "harness/text.hpp"
+
 namespace mlsb::toolbench {
 
 using nlohmann::json;
 
 namespace {
 
-// Cuts to at most n bytes at a UTF-8 boundary and replaces invalid UTF-8 (server stderr may hold any
-// bytes), so the item always serialises.
+// Bytes of a call's result, the last result and the answer an item keeps (keep_results: all of a result).
+constexpr std::size_t kExcerptBytes = 4096;
+
+// At most n bytes, cut at a UTF-8 boundary and marked with the original length (harness/text.hpp
+// utf8_excerpt); invalid UTF-8 replaced (server stderr may hold any bytes), so the item always serialises.
 std::string clean(const std::string& s, std::size_t n = std::string::npos) {
-  std::string cut = s;
-  if (cut.size() > n) {
-    while (n > 0 && (static_cast<unsigned char>(cut[n]) & 0xC0) == 0x80) --n;
-    cut.resize(n);
-  }
+  const std::string cut = n == std::string::npos ? s : utf8_excerpt(s, n);
   return json::parse(json(cut).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
 }
 
@@ -29,7 +30,7 @@ json base_item(const std::string& uuid) {
 
 std::string item_key(const std::string& uuid, int trial) { return "task/" + uuid + "/" + std::to_string(trial); }
 
-json make_item(const Task& task, const TrialRun& run, const TrialScore& score) {
+json make_item(const Task& task, const TrialRun& run, const TrialScore& score, bool keep_results) {
   json item = base_item(task.uuid);
   item["category"] = task.category;
   item["query"] = task.query;
@@ -46,8 +47,10 @@ json make_item(const Task& task, const TrialRun& run, const TrialScore& score) {
                              {"arguments", c.call.arguments},
                              {"server", c.call.server},
                              {"latency_ms", o.latency_ms},
+                             {"answered", o.answered},
                              {"is_error", !o.error.empty() || o.is_error},
-                             {"result", clean(o.error.empty() ? o.text : o.error, 300)}});
+                             {"result", clean(o.error.empty() ? o.text : o.error,
+                                              keep_results ? std::string::npos : kExcerptBytes)}});
     latency += o.latency_ms;
   }
   int64_t input_tokens = 0, output_tokens = 0;
@@ -61,10 +64,10 @@ json make_item(const Task& task, const TrialRun& run, const TrialScore& score) {
   item["input_tokens"] = input_tokens;
   item["output_tokens"] = output_tokens;
   item["agent_error"] = run.agent_error;
-  item["answer"] = clean(run.answer, 300);
+  item["answer"] = clean(run.answer, kExcerptBytes);
   if (!run.calls.empty()) {
     const ToolOutcome& last = run.calls.back().outcome;
-    item["result_excerpt"] = clean(last.error.empty() ? last.text : last.error, 300);
+    item["result_excerpt"] = clean(last.error.empty() ? last.text : last.error, kExcerptBytes);
   }
   item["tool_match"] = score.tool_match;
   item["param_match"] = score.param_match;

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <span>
 #include <stdexcept>
+
+#include "harness/text.hpp"
 
 namespace mlsb::toolbench {
 
@@ -11,20 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& ch : out)
-    if (static_cast<unsigned char>(ch) < 0x80) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // Short JSON text of a value for messages, cut at a UTF-8 boundary.
 std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() <= 80) return s;
-  std::size_t cut = 77;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "...";
+  return utf8_excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace), 80);
 }
 
 std::string json_type(const json& v) {
@@ -58,10 +52,34 @@ bool scalar_equal(const json& expected, const json& actual, bool path) {
 
 std::string param_name(const std::string& where) { return "param '" + where + "'"; }
 
+// A string that spells a value of the schema's scalar type read as that value ("2" for an integer, "2.5"
+// for a number, "True" for a boolean), as a type-aware checker or an LLM judge reads a label; any other
+// value as it is. MCPToolBench++ labels write numbers and booleans as strings in some categories.
+json read_as_schema_type(const json& schema, const json& v) {
+  if (!v.is_string() || !schema.is_object() || !schema.contains("type") || !schema["type"].is_string()) return v;
+  const std::string type = schema["type"].get<std::string>(), text = v.get<std::string>();
+  if (type == "integer" || type == "number") {
+    int64_t i = 0;
+    const char *b = text.data(), *e = text.data() + text.size();
+    if (auto [end, ec] = std::from_chars(b, e, i); ec == std::errc() && end == e && !text.empty()) return i;
+    double d = 0;
+    if (auto [end, ec] = std::from_chars(b, e, d); type == "number" && ec == std::errc() && end == e &&
+                                                   !text.empty() && std::isfinite(d))
+      return d;
+  } else if (type == "boolean") {
+    const std::string l = ascii_lower(text);
+    if (l == "true" || l == "false") return l == "true";
+  }
+  return v;
+}
+
 struct Checker {
   std::vector<std::string> problems;
 
-  void value(const json& schema, const json& expected, const json& actual, const std::string& where, bool path) {
+  void value(const json& schema, const json& expected_text, const json& actual_text, const std::string& where,
+             bool path) {
+    const json expected = read_as_schema_type(schema, expected_text);
+    const json actual = read_as_schema_type(schema, actual_text);
     if (!type_matches(schema, actual)) {
       problems.push_back(param_name(where) + ": expected " + type_text(schema) + ", got " + json_type(actual) + " " +
                          show(actual));
@@ -143,8 +161,20 @@ bool type_matches(const json& schema, const json& value) {
   return true;
 }
 
+std::vector<std::string> label_defects(const Task& task) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < task.labels.size(); ++i) {
+    const Label& l = task.labels[i];
+    const ToolSpec* tool = task.find_tool(l.name);
+    if (!tool) continue;
+    for (const auto& p : check_arguments(tool->input_schema, l.input, l.input))
+      out.push_back("label " + std::to_string(i + 1) + " (" + l.name + "): " + p);
+  }
+  return out;
+}
+
 bool is_path_param(std::string_view key) {
-  const std::string k = lower(key);
+  const std::string k = ascii_lower(key);
   return k.find("path") != std::string::npos || k == "source" || k == "destination";
 }
 
@@ -152,7 +182,7 @@ std::string normalize_string(std::string_view text, bool path) {
   const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  std::string s = lower(text);
+  std::string s = ascii_lower(text);
   if (!path) return s;
   const bool absolute = !s.empty() && s.front() == '/';
   std::string out;
@@ -183,12 +213,6 @@ bool has_content(const ToolOutcome& o) {
     if (block.contains("text") && block["text"].is_string() && !block["text"].get<std::string>().empty()) return true;
   }
   return false;
-}
-
-std::string clip(const std::string& s, std::size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n) + "...";
 }
 
 std::string one_line(std::string s) {
@@ -239,7 +263,7 @@ TrialScore score_trial(const Task& task, const std::vector<CallRecord>& all_call
     else if (!has_content(o)) why = "empty content";
     if (why.empty()) continue;
     s.exec_pass = false;
-    reasons.push_back("execution failed: " + c.call.name + ": " + clip(one_line(why), 300));
+    reasons.push_back("execution failed: " + c.call.name + ": " + utf8_excerpt(one_line(why), 300));
   }
   s.pass = run_error.empty() && s.tool_match && s.param_match && s.exec_pass;
   for (const auto& r : reasons) s.reason += (s.reason.empty() ? "" : "; ") + r;

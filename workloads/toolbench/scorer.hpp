@@ -21,6 +21,9 @@ struct CallRecord {
 /// arguments against the tool's input_schema and the label's arguments, recursively:
 ///  - every `required` key is present;
 ///  - no key outside `properties` (unless `additionalProperties` is true or a schema);
+///  - both values are first read by their schema `type`: a string that spells an integer, a number or a
+///    boolean ("2", "2.5", "True") for a field of that type is that value (MCPToolBench++ labels write
+///    some numbers and booleans as strings; a schema-correct `2` matches the label's "2");
 ///  - each value has its schema `type` (an integer is accepted for "number": int-as-float, as BFCL
 ///    accepts an int for a float parameter; "integer" rejects 2.5), and is one of `enum` when given;
 ///  - values equal the label's after normalisation (normalize_string); numbers compare numerically;
@@ -30,6 +33,11 @@ struct CallRecord {
 /// Returns one message per problem ("param 'path': expected \"a\" got \"b\""); empty = match.
 std::vector<std::string> check_arguments(const nlohmann::json& schema, const nlohmann::json& expected,
                                          const nlohmann::json& actual);
+
+/// A task's labels checked against their tools' input_schema (check_arguments of each label against
+/// itself): "label N (tool): param 'x': ..." for each label that cannot satisfy its own schema, a dataset
+/// defect; empty when every label can. Labels whose tool the task does not list are not checked.
+std::vector<std::string> label_defects(const Task& task);
 
 /// True when `value` satisfies `schema`'s type, enum and anyOf/oneOf alternatives (not nested members).
 bool type_matches(const nlohmann::json& schema, const nlohmann::json& value);

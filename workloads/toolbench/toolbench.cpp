@@ -13,6 +13,7 @@
 #include "harness/registry.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite.hpp"
+#include "harness/text.hpp"
 #include "harness/workload.hpp"
 #include "harness/json_file.hpp"
 #include "workloads/toolbench/agent.hpp"
@@ -82,45 +83,55 @@ class ToolbenchWorkload final : public Workload {
         "MCPToolBench++-format tool-call tasks run by an agent against real MCP servers (fresh fixture copy "
         "and servers per task trial); scored by tool match, BFCL-style AST parameter match and execution.";
     w.axes = {
-        path_axis("dataset", "${source_dir}/datasets/toolbench/tasks.json",
-                  "task file: a JSON array of MCPToolBench++ records, or one record"),
-        path_axis("servers", "${source_dir}/workloads/toolbench/servers.json",
-                  "servers config {\"mcpServers\": {...}} with ${workdir}, ${memory_file}, ... placeholders"),
+        data_axis(path_axis("dataset", "${source_dir}/datasets/toolbench/tasks.json",
+                            "task file: a JSON array of MCPToolBench++ records, or one record")),
+        data_axis(
+            path_axis("servers", "${source_dir}/workloads/toolbench/servers.json",
+                      "servers config {\"mcpServers\": {...}} with ${workdir}, ${memory_file}, ... placeholders")),
         string_axis("agent", {"oracle"}, "agent solving the tasks", agent_names()),
         int_axis("trials", {1}, "trials per task (the k of pass@k)", 1, 1000),
-        path_axis("fixture", "auto",
-                  "fixture folder copied per trial; auto = <dataset dir>/fixture, else the dataset's folder (subfolders)",
-                  {"auto"}),
-        path_axis("placeholders", "auto",
-                  "placeholder files for the fixture; auto = placeholders.json beside the servers config; none",
-                  {"auto", "none"}),
-        path_axis("memory_seed", "auto",
-                  "memory-server seed copied to ${memory_file} per trial; auto = memory_seed.jsonl beside the dataset; none",
-                  {"auto", "none"}),
+        data_axis(path_axis(
+            "fixture", "auto",
+            "fixture folder copied per trial; auto = <dataset dir>/fixture, else the dataset's folder (subfolders)",
+            {"auto"})),
+        data_axis(
+            path_axis("placeholders", "auto",
+                      "placeholder files for the fixture; auto = placeholders.json beside the servers config; none",
+                      {"auto", "none"})),
+        data_axis(path_axis(
+            "memory_seed", "auto",
+            "memory-server seed copied to ${memory_file} per trial; auto = memory_seed.jsonl beside the dataset; none",
+            {"auto", "none"})),
         int_axis("call_timeout_ms", {30000}, "timeout of each MCP request (ms)", 1, 3'600'000),
         int_axis("max_steps", {8}, "tool calls an agent may make per task trial", 1, 1000),
-        int_axis("limit", {0}, "only the first N records of the task file (0 = all)", 0, 10'000'000),
-        int_axis("max_tools", {0}, "offer each task only the N tools that rank first by BM25 against its query "
-                 "(0 = all)", 0, 1'000'000),
+        int_axis("keep_results", {0},
+                 "1: each call's whole result is stored in its item (0: the first 4 KiB, marked where cut)", 0, 1),
+        data_axis(int_axis("limit", {0}, "only the first N records of the task file (0 = all)", 0, 10'000'000)),
+        int_axis("max_tools", {0},
+                 "offer each task only the N tools that rank first by BM25 against its query "
+                 "(0 = all)",
+                 0, 1'000'000),
         int_axis("concurrency", {1}, "task trials run at once (each with its own servers and fixture copy)", 1, 64),
         int_axis("task_deadline_s", {0}, "wall time an agent has per task trial (s; 0 = none): past it, an agent error",
                  0, 86'400),
         string_axis("model", {""}, "LLM agents: the model, as the API names it"),
-        string_axis("base_url", {"auto"}, "LLM agents: API base URL (openai: .../v1; anthropic: without /v1); "
+        string_axis("base_url", {"auto"},
+                    "LLM agents: API base URL (openai: .../v1; anthropic: without /v1); "
                     "auto = the provider's public endpoint"),
-        string_axis("api_key_env", {"auto"}, "LLM agents: environment variable holding the API key; auto = "
+        string_axis("api_key_env", {"auto"},
+                    "LLM agents: environment variable holding the API key; auto = "
                     "OPENAI_API_KEY / ANTHROPIC_API_KEY when set; none = no key"),
         float_axis("temperature", {0.0}, "LLM agents: sampling temperature", 0, 2),
         int_axis("max_output_tokens", {1024}, "LLM agents: max_tokens of each model request", 1, 1'000'000),
         int_axis("model_timeout_ms", {120000}, "LLM agents: timeout of one model request attempt (ms)", 1, 3'600'000),
-        int_axis("max_retries", {4}, "LLM agents: retries of a model request (429, 5xx, timeouts, dropped replies)",
-                 0, 100),
+        int_axis("max_retries", {4}, "LLM agents: retries of a model request (429, 5xx, timeouts, dropped replies)", 0,
+                 100),
         int_axis("retry_base_ms", {500}, "LLM agents: first retry backoff (ms; doubles, full jitter, Retry-After wins)",
                  0, 600'000),
         int_axis("budget_requests", {0}, "LLM agents: model requests allowed per sample, over all tasks (0 = no limit)",
                  0, 1'000'000'000),
-        int_axis("budget_tokens", {0}, "LLM agents: tokens (input + output) allowed per sample (0 = no limit)",
-                 0, 2'000'000'000),
+        int_axis("budget_tokens", {0}, "LLM agents: tokens (input + output) allowed per sample (0 = no limit)", 0,
+                 2'000'000'000),
         path_axis("prices", "${source_dir}/workloads/toolbench/prices.json",
                   "model price table (USD per million tokens) for cost_usd; none", {"none"}),
     };
@@ -147,9 +158,18 @@ class ToolbenchWorkload final : public Workload {
     return w;
   }
 
+  // An LLM agent's settings are checked when the plan is built: a missing model is an input error.
+  void check(const Params& p) const override {
+    const std::string agent = to_string(p.at("agent"));
+    if (!is_llm_agent(agent)) return;
+    const std::string base_url = to_string(p.at("base_url"));
+    check_llm_settings(agent, to_string(p.at("model")), base_url == "auto" ? "" : base_url);
+  }
+
   // The int axes are bounded (the plan rejects values out of range), so narrowing them is safe.
   void setup(State& state) override {
     trials_ = static_cast<int>(state.get_int("trials"));
+    keep_results_ = state.get_int("keep_results") != 0;
     try {
       const fs::path dataset = input_path(state, "dataset");
       const fs::path servers = input_path(state, "servers");
@@ -183,7 +203,11 @@ class ToolbenchWorkload final : public Workload {
     }
     const auto limit = static_cast<std::size_t>(state.get_int("limit"));
     units_.clear();
-    for (const auto& t : data_.tasks) units_.push_back({&t, nullptr, t.index});
+    label_defects_.clear();
+    for (const auto& t : data_.tasks) {
+      units_.push_back({&t, nullptr, t.index});
+      if (const auto d = label_defects(t); !d.empty()) label_defects_.push_back("task " + t.uuid + ": " + d.front());
+    }
     for (const auto& e : data_.errors) units_.push_back({nullptr, &e, e.index});
     std::sort(units_.begin(), units_.end(), [](const Unit& a, const Unit& b) { return a.index < b.index; });
     if (limit > 0 && units_.size() > limit) units_.resize(limit);
@@ -208,6 +232,7 @@ class ToolbenchWorkload final : public Workload {
     unexplained_.clear();
     server_tallies_.clear();
     unknown_servers_.clear();
+    placeholders_created_.clear();
     first_agent_error_.clear();
     agent_errors_ = 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -227,7 +252,7 @@ class ToolbenchWorkload final : public Workload {
         const Slot& slot = slots[ui * trials_ + t];
         const TrialRun& run = slot.run;
         for (const auto& c : run.calls)
-          if (c.outcome.latency_ms > 0) latencies.push_back(c.outcome.latency_ms);
+          if (c.outcome.answered) latencies.push_back(c.outcome.latency_ms);  // timeouts are left out
         for (const auto& turn : run.turns) {
           model_latencies.push_back(turn.latency_ms);
           input_tokens += static_cast<double>(turn.input_tokens);
@@ -239,7 +264,7 @@ class ToolbenchWorkload final : public Workload {
         passes += slot.score.pass;
         agent_errors += run.agent_error;
         if (run.agent_error && first_agent_error_.empty()) first_agent_error_ = run.error;
-        add(state, item_key(u.task->uuid, t), make_item(*u.task, run, slot.score));
+        add(state, item_key(u.task->uuid, t), make_item(*u.task, run, slot.score, keep_results_));
       }
       if (u.task && setup_.max_tools > 0)  // a bad record: 0
         recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools);
@@ -276,6 +301,14 @@ class ToolbenchWorkload final : public Workload {
     if (items_ != expected)
       state.fail("wrote " + std::to_string(items_) + " items for " + std::to_string(expected) + " task trials");
     if (!unexplained_.empty()) state.fail("failing task trial without a reason: " + unexplained_);
+    if (!label_defects_.empty())  // a label its own schema refuses fails every agent: say so
+      state.warn(count_of(label_defects_.size(), "task") + " of " + count_of(data_.tasks.size(), "task") +
+                 " in the dataset have a label that does not satisfy its tool's input_schema (dataset defects, "
+                 "scored as they are; first: " + label_defects_.front() + ")");
+    if (!placeholders_created_.empty())  // the report must say that files of ours stood in
+      state.warn("the fixture lacks " + count_of(placeholders_created_.size(), "file") +
+                 " that placeholder files authored by mlsysbench stood in for: " +
+                 join({placeholders_created_.begin(), placeholders_created_.end()}, ", "));
     for (const auto& [server, trials] : unknown_servers_)
       state.warn("server '" + server + "' is not in the servers config " + setup_.servers.origin + " (" +
                  count_of(trials, "task trial") + " failed calling it)");
@@ -361,6 +394,7 @@ class ToolbenchWorkload final : public Workload {
       if (tally.failed++ == 0) tally.cause = cause;
     }
     for (const auto& server : run.unknown_servers) ++unknown_servers_[server];
+    for (const auto& p : run.placeholders_created) placeholders_created_.insert(p.generic_string());
   }
 
   void add(State& state, std::string key, nlohmann::json item) {
@@ -375,10 +409,13 @@ class ToolbenchWorkload final : public Workload {
   std::optional<Price> price_;                  // of the LLM agent's model, when the prices file has it
   std::vector<Unit> units_;
   int trials_ = 1;
+  bool keep_results_ = false;  ///< items keep whole call results (axis keep_results)
   std::size_t items_ = 0;
   std::string unexplained_;
   std::map<std::string, ServerTally> server_tallies_;   // configured servers, this sample
   std::map<std::string, std::size_t> unknown_servers_;  // server -> task trials that called it
+  std::set<std::string> placeholders_created_;           // files the fixture lacked, authored by us
+  std::vector<std::string> label_defects_;               // per defective task: its first problem
   std::size_t agent_errors_ = 0;                         // task trials ended by an agent error, this sample
   std::string first_agent_error_;
 };

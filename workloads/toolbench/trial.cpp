@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "harness/text.hpp"
 #include "mcp/command_lookup.hpp"
 
 namespace mlsb::toolbench {
@@ -14,18 +15,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string tail_of(const fs::path& log, std::size_t n) {
+// Bytes of the end of a server's stderr a failure reason keeps (beside its first error line).
+constexpr std::size_t kStderrTailBytes = 600;
+
+// The server's stderr log for a failure reason: the first error line and the end (harness/text.hpp).
+std::string stderr_of(const fs::path& log) {
   std::ifstream in(log, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   std::string text = s.str();
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (text.size() > n) {
-    std::size_t cut = text.size() - n;
-    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
-    text = "..." + text.substr(cut);
-  }
-  return text;
+  return log_excerpt(text, kStderrTailBytes);
 }
 
 // The client's message without its own "server 'name': " prefix (ours names the server already).
@@ -49,13 +49,16 @@ class Servers {
     try {
       mcp::CallResult r = client->call_tool(c.name, c.arguments);
       out.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      out.answered = true;
       out.is_error = r.is_error;
       out.text = r.text();
       out.content = std::move(r.content);
     } catch (const mcp::RpcError& e) {
       out.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      out.answered = true;
       out.error = "server '" + c.server + "' answered tools/call with error " + std::to_string(e.code) + ": " + e.what();
     } catch (const std::exception& e) {  // transport failure or timeout: the server is unusable now
+      out.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       out.error = "server '" + c.server + "': " + message_of(e, c.server) + stderr_note(c.server);
       failed_[c.server] = out.error;
       clients_.erase(c.server);
@@ -94,7 +97,7 @@ class Servers {
   }
 
   std::string stderr_note(const std::string& name) const {
-    const std::string t = tail_of(logs_ / (name + ".log"), 200);
+    const std::string t = stderr_of(logs_ / (name + ".log"));
     return t.empty() ? "" : " (server stderr: " + t + ")";
   }
 
@@ -119,7 +122,7 @@ TrialRun run_trial(const Task& task, Agent& agent, int trial, const TrialSetup& 
   TrialRun run;
   const fs::path root = dir / "root", logs = dir / "logs";
   try {
-    make_trial_copy(setup.fixture, root, setup.placeholders);
+    run.placeholders_created = make_trial_copy(setup.fixture, root, setup.placeholders);
     fs::create_directories(logs);
     if (!setup.memory_seed.empty()) fs::copy_file(setup.memory_seed, dir / "memory.jsonl");
   } catch (const std::exception& e) {

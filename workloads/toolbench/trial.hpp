@@ -41,6 +41,8 @@ struct TrialRun {
   std::map<std::string, std::string> server_starts;
   /// Servers that calls went to but the servers config lacks (the task and config disagree).
   std::set<std::string> unknown_servers;
+  /// Placeholder files created in the fixture copy because the fixture lacks them (fixture.hpp).
+  std::vector<std::filesystem::path> placeholders_created;
 };
 
 /// Runs `task` once with `agent` in `dir` (created; holds root/ = the fixture copy and the server

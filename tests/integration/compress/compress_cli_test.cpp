@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -63,11 +64,72 @@ TEST(CompressCli, LosslessAndLossyCodecsRecordTheirMetrics) {
 TEST(CompressCli, PathologicalTensorsRoundTripInEveryDtypeAndSize) {
   test::TempDir dir;
   const auto r = test::run_cli("run compress -p codec=exponent,zstd,lz4 -p distribution=pathological -p dtype=bf16,fp16,fp32 "
-                     "-p elements=0,1,70001 --repetitions 1 --db " + quote(dir / "r.db"));
+                     "-p elements=1,2,70001 --repetitions 1 --db " + quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.cases.size(), 27u);
   for (const auto& c : run.cases) EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+}
+
+// A generated tensor of no elements is an input error at plan time; an empty tensor read from a file
+// round-trips, and has no compression ratio (not a ratio of 0).
+TEST(CompressCli, EmptyTensorsHaveNoRatio) {
+  test::TempDir dir;
+  const auto zero = test::run_cli("run compress -p elements=0 --db " + quote(dir / "z.db"));
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
+  EXPECT_THAT(zero.err, HasSubstr("elements"));
+  EXPECT_FALSE(fs::exists(dir / "z.db"));
+
+  compress::Tensor empty{"empty", compress::DType::F32, {0}, {}};
+  compress::write_npy(dir / "empty.npy", empty);
+  const auto r = test::run_cli("run compress -p codec=exponent,zstd -p dtype=fp32 -p tensor_file=" +
+                               quote(dir / "empty.npy") + " --repetitions 1 --db " + quote(dir / "r.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run = latest(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const auto& c : run.cases) {
+    EXPECT_EQ(c.status, "ok") << c.reason;
+    EXPECT_FALSE(summary(c, "ratio")) << c.params_key;
+    EXPECT_TRUE(summary(c, "time_ms")) << c.params_key;
+  }
+}
+
+// A file's tensor keeps its own dtype unless the run names one: the lossless round trip checks the
+// file's bits; a cast is an explicit choice, and said.
+// With error feedback a lossy codec's rel_l2_error is its error on its own input (x plus the residual),
+// bounded for top-k by sqrt(1 - density) whatever the sample count; ef_rel_l2_error, the error of the
+// running sum, shrinks as the samples go on.
+TEST(CompressCli, ErrorFeedbackErrorsDoNotGrowWithTheSampleCount) {
+  test::TempDir dir;
+  const auto r = test::run_cli("run compress -p codec=topk -p density=0.1 -p elements=65536 --repetitions 40 --db " +
+                               quote(dir / "r.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run = latest(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  const auto& rel = run.cases[0].samples.at("rel_l2_error");
+  ASSERT_EQ(rel.size(), 40u);
+  for (double v : rel) EXPECT_LE(v, std::sqrt(1 - 0.1) + 1e-6);
+  EXPECT_NEAR(rel.back(), rel[2], 0.1);
+  const auto& ef = run.cases[0].samples.at("ef_rel_l2_error");
+  EXPECT_LT(ef.back(), ef.front() / 2);
+}
+
+TEST(CompressCli, FileTensorsKeepTheirDtypeUnlessCast) {
+  test::TempDir dir;
+  compress::Tensor t = compress::generate("gaussian", compress::DType::F32, 4096, 0.02, 3);
+  t.name = "w";
+  compress::write_npy(dir / "w.npy", t);
+  const auto own = test::run_cli("run compress -p codec=zstd -p tensor_file=" + quote(dir / "w.npy") +
+                                 " --repetitions 1 --db " + quote(dir / "r.db"));
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  const auto run = latest(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  EXPECT_EQ(run.cases[0].reason, "");  // no cast, no warning
+  EXPECT_EQ(run.cases[0].params["dtype"], "auto");
+  const auto cast = test::run_cli("run compress -p codec=zstd -p dtype=bf16 -p tensor_file=" + quote(dir / "w.npy") +
+                                  " --repetitions 1 --db " + quote(dir / "r.db"));
+  ASSERT_EQ(cast.exit_code, 0) << cast.err;
+  EXPECT_THAT(latest(dir / "r.db").cases[0].reason, HasSubstr("is fp32; cast to bf16 as -p dtype asks"));
 }
 
 TEST(CompressCli, TensorFilesAreReadAndBadOnesFailTheirCaseOnly) {

@@ -45,8 +45,21 @@ TEST(CliList, ShowsWorkloadsAxesMetricsAndSuites) {
       EXPECT_EQ(w["primary_metric"], "pass_at_1");
       EXPECT_FALSE(w["axes"].empty());
       for (const auto& m : w["metrics"]) EXPECT_FALSE(m["unit"].get<std::string>().empty()) << m.dump();
+      for (const auto& a : w["axes"]) {
+        if (a["name"] == "dataset") {
+          EXPECT_TRUE(a["data"].get<bool>() && a["path"].get<bool>()) << a.dump();
+        }
+        if (a["name"] == "agent") {
+          EXPECT_FALSE(a["data"].get<bool>()) << a.dump();
+        }
+        if (a["name"] == "placeholders") {  // keywords beside a path, not the only choices
+          EXPECT_EQ(a["keywords"], nlohmann::json({"auto", "none"})) << a.dump();
+          EXPECT_FALSE(a.contains("choices")) << a.dump();
+        }
+      }
     }
   EXPECT_TRUE(found);
+  EXPECT_THAT(r.out, HasSubstr("[a path, or auto|none]"));
   for (const auto& s : catalog["suites"]) EXPECT_FALSE(s.contains("error")) << s.dump();
 }
 
@@ -72,6 +85,16 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"report -f pdf", "pdf"},
       {"nosuchcommand", "nosuchcommand"},
       {"--db '' db ls", "--db needs a file name"},
+      // Misspellings name the nearest flag, workload, suite, axis or choice.
+      {"run toolbench --repetiton 3", "`run` has no option '--repetiton' (did you mean '--repetitions'?)"},
+      {"run compres", "(did you mean 'compress'?)"},
+      {"run smok", "(did you mean 'smoke'?)"},
+      {"run toolbench -p agnet=oracle", "(did you mean 'agent'?)"},
+      {"run toolbench -p agent=oracel", "(did you mean 'oracle'?)"},
+      {"run compress -p elements=0", "axis 'elements': 0 is out of range"},
+      {"run toolbench -p agent=openai --dry-run", "agent 'openai' needs a model: -p model=NAME"},
+      {"run toolbench -p agent=anthropic -p model=m -p base_url=ftp://x", "base_url 'ftp://x' is not an http"},
+      {"list compres", "unknown workload 'compres' (workloads: compress, moe_offload, moe_train, toolbench) (did you mean 'compress'?)"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(db + c.args);
@@ -82,6 +105,18 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   const auto usage = test::run_cli("run");
   EXPECT_NE(usage.exit_code, 0);
   EXPECT_THAT(usage.err + usage.out, HasSubstr("target"));
+}
+
+// One workload's axes and metrics: `list WORKLOAD`, and after run's options in `run WORKLOAD --help`.
+TEST(CliList, OneWorkloadAndRunHelp) {
+  const auto one = test::run_cli("list compress");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, AllOf(HasSubstr("compress"), HasSubstr("codec"), HasSubstr("elements (int, default 4194304, data)"),
+                             HasSubstr("ratio"), HasSubstr("smoke")));
+  EXPECT_THAT(one.out, ::testing::Not(HasSubstr("moe_offload —")));
+  const auto help = test::run_cli("run moe_offload --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, AllOf(HasSubstr("--repetitions"), HasSubstr("policy"), HasSubstr("hit_rate")));
 }
 
 TEST(CliRun, DryRunPrintsTheCases) {
@@ -130,9 +165,10 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const std::string db = "--db " + quote(dir / "r.db") + " ";
   const auto full = test::run_cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
-  // All axes at their defaults: the case is named by its workload alone.
-  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/9] toolbench  ok"), HasSubstr("[2/9] toolbench/agent=heuristic  ok"),
+  // A swept axis names every case of the sweep, the one at the default value included.
+  EXPECT_THAT(full.err, AllOf(HasSubstr("[1/9] toolbench/agent=oracle  ok"), HasSubstr("[2/9] toolbench/agent=heuristic  ok"),
                               HasSubstr("pass_at_1"),
+                              HasSubstr("compress/codec=exponent,elements=1048576  ok"),
                               HasSubstr("compress/codec=int8-block,elements=1048576  ok"),
                               HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,"),
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
@@ -140,7 +176,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   for (const std::string tag : {"base", "cand"}) {
     const auto r = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' --tag " + tag);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench  ok"));
+    EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench/agent=oracle  ok"));
   }
   for (const std::string fmt : {"html", "json", "md", "gbench"}) {
     const auto r = test::run_cli(db + "report cand --format " + fmt + " -o " + quote(dir / ("r." + fmt)));
@@ -209,6 +245,69 @@ TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
   EXPECT_LT(run.cases.size(), 3u + 1);
   EXPECT_EQ(run.cases[0].status, "ok");
   EXPECT_FALSE(run.cases[0].items.empty());
+}
+
+// A run killed outright (SIGKILL: no handler runs) stays "running" in its store until the next command
+// opens the store and finds its process gone: then it is interrupted, with the reason, its finished
+// cases kept; the next run removes the case folder the killed process left in the temp folder.
+TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
+  skip_without_servers();
+  test::TempDir dir;
+  const fs::path db = dir / "r.db", tmp = dir / "tmp";
+  fs::create_directories(tmp);
+  const std::string bin = test::binary().string(), dataset = "dataset=" + authored_dataset().string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    setenv("TMPDIR", tmp.c_str(), 1);
+    execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p",
+          "trials=1,2,3", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int64_t run_id = 0;
+  size_t committed = 0;
+  while (std::chrono::steady_clock::now() < deadline && committed == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!fs::exists(db)) continue;
+    try {
+      reports::Store store(db, true);
+      const auto runs = store.list_runs(1);
+      if (!runs.empty()) committed = store.load_run(run_id = runs[0].id).cases.size();
+    } catch (const std::exception&) {
+    }
+  }
+  ASSERT_GT(committed, 0u) << "no case finished in time";
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string leftover = "mlsb-case-" + std::to_string(pid) + "-";
+  const auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(tmp)) n += e.path().filename().string().starts_with(leftover);
+    return n;
+  };
+  EXPECT_EQ(leftovers(), 1);  // the case in flight's folder
+  const auto ls = test::run_cli("--db " + quote(db) + " db ls");
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_THAT(ls.out, HasSubstr("interrupted"));
+  const auto show = test::run_cli("--db " + quote(db) + " db show " + std::to_string(run_id));
+  EXPECT_THAT(show.out, AllOf(HasSubstr("status:   interrupted  — its process (pid " + std::to_string(pid)),
+                              HasSubstr("is gone: killed")));
+  {
+    reports::Store store(db, true);
+    const auto run = store.load_run(run_id);
+    EXPECT_EQ(run.run.status, "interrupted");
+    EXPECT_GT(run.run.finished_at, run.run.started_at);
+    EXPECT_GE(run.cases.size(), committed);
+    EXPECT_EQ(run.cases[0].status, "ok");
+  }
+  const auto next = test::run_shell("TMPDIR=" + quote(tmp) + " " + quote(test::binary()) + " --db " + quote(db) +
+                                    " run compress -p elements=1K --repetitions 1");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(leftovers(), 0);
 }
 
 // The 241 published filesystem tasks (MCPToolBench++) with the oracle against the real server, through

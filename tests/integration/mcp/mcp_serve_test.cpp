@@ -1,6 +1,12 @@
 // `mlsysbench mcp-serve`: the harness as an MCP server, driven by our own client (stdio and Streamable
 // HTTP), by the official TypeScript SDK client, and probed with raw HTTP for the transport's rules.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -136,6 +142,31 @@ TEST(McpServe, StreamableHttpServesTheHarnessToOurClient) {
   client->close();
 }
 
+// Sends `head` and 1 KiB of the body it announces, and returns what the server answers within 10 s
+// ("" when nothing): a refusal made on the headers arrives although the body never does.
+std::string answer_to_partial_post(int port, const std::string& head) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string partial = head + std::string(1024, ' ');
+    if (send(fd, partial.data(), partial.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(partial.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
+        answer.append(buf, static_cast<size_t>(n));
+        if (const size_t end = answer.find("\r\n\r\n"); end != std::string::npos && answer.size() > end + 4) break;
+      }
+    }
+  }
+  close(fd);
+  return answer;
+}
+
 // The transport's rules, by hand: sessions, GET, protocol version, Origin, bad JSON.
 TEST(McpServe, StreamableHttpEnforcesSessionsVersionAndOrigin) {
   test::TempDir dir;
@@ -168,6 +199,23 @@ TEST(McpServe, StreamableHttpEnforcesSessionsVersionAndOrigin) {
   EXPECT_EQ(res->status, 400);
   EXPECT_EQ(json::parse(res->body)["error"]["code"], -32700);
   EXPECT_EQ(http.Get("/mcp", {{"Mcp-Session-Id", session}})->status, 405);
+  // DNS rebinding: another Host is refused, with or without an Origin; loopback names and ports pass.
+  EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}, {"Host", "evil.example"}}, ping,
+                      "application/json")->status, 403);
+  EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}, {"Host", "evil.example:" + port}}, ping,
+                      "application/json")->status, 403);
+  EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}, {"Host", "localhost:" + port}}, ping,
+                      "application/json")->status, 200);
+  // A body over the 4 MiB limit is 413, and with a forbidden Origin 403: both answered from the headers,
+  // while the client has sent 1 KiB of the 5 MiB it announced.
+  const std::string head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Type: application/json\r\n"
+                           "Mcp-Session-Id: " + session + "\r\nContent-Length: 5242880\r\n";
+  const std::string too_big = answer_to_partial_post(std::stoi(port), head + "\r\n");
+  EXPECT_EQ(too_big.rfind("HTTP/1.1 413", 0), 0u) << too_big;
+  EXPECT_THAT(too_big, ::testing::HasSubstr("request body over 4194304 bytes"));
+  const std::string forbidden = answer_to_partial_post(std::stoi(port), head + "Origin: http://evil.example\r\n\r\n");
+  EXPECT_EQ(forbidden.rfind("HTTP/1.1 403", 0), 0u) << forbidden;
+  EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}}, ping, "application/json")->status, 200);  // still up
   EXPECT_EQ(http.Delete("/mcp", {{"Mcp-Session-Id", session}})->status, 200);
   EXPECT_EQ(http.Post("/mcp", {{"Mcp-Session-Id", session}}, ping, "application/json")->status, 404);  // ended
 }

@@ -22,14 +22,15 @@ using mlsb::test::TempDir;
 
 const fs::path kChromium = "/usr/bin/chromium";
 
-// Runs headless Chromium on `html` with a fresh profile; `action` is --dump-dom or --screenshot=PATH.
-CommandResult chromium(const fs::path& html, const std::string& action) {
+// Runs headless Chromium on `html` with a fresh profile and a window `width` px wide; `action` is
+// --dump-dom or --screenshot=PATH.
+CommandResult chromium(const fs::path& html, const std::string& action, int width = 1400) {
   TempDir profile;
   return mlsb::test::run_shell(
       "timeout 120 " + kChromium.string() +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
       " --disable-component-update --disable-sync --user-data-dir='" + profile.path().string() +
-      "' --enable-logging=stderr --v=0 --window-size=1400,2400 " + action + " 'file://" + html.string() + "'");
+      "' --enable-logging=stderr --v=0 --window-size=" + std::to_string(width) + ",2400 " + action + " 'file://" + html.string() + "'");
 }
 
 // The fixture run with long cells: two cases share a label, so both fall back to their 230-character
@@ -52,21 +53,30 @@ RunData wide_run() {
   return d;
 }
 
-// The report with a script appended that measures, after layout, how far the page and its widest
-// element reach beyond the window ("fit: scroll=... client=... over=N" in the dumped DOM). The CSP is
-// relaxed for that one inline script.
+// The report with a script appended that measures, after layout, how far the page and its elements reach
+// beyond the window (a wide table scrolls in its own box: its cells are not counted), the table cells
+// whose text spills out of them, and the repeated bar labels of each chart ("fit: scroll=... client=...
+// over=N spill=N dup=N" in the dumped DOM). The CSP is relaxed for that one inline script.
 std::string with_layout_probe(std::string html) {
   const std::string csp = "default-src 'none'; style-src 'unsafe-inline'";
   html.replace(html.find(csp), csp.size(), csp + "; script-src 'unsafe-inline'");
   const std::string probe = R"(<script>
 const w = document.documentElement.clientWidth;
 const over = [...document.querySelectorAll('th,td,svg,p,h2,h3')]
-  .filter(e => e.getBoundingClientRect().right > w + 0.5)
+  .filter(e => !e.closest('div.wide') && e.getBoundingClientRect().right > w + 0.5)
   .map(e => e.tagName + ':' + e.textContent.slice(0, 40));
+const spill = [...document.querySelectorAll('th,td')].filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.tagName + ':' + e.textContent.slice(0, 40));
+let dup = [];
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const labels = [...svg.querySelectorAll('text.lbl')].map(t => t.textContent);
+  dup = dup.concat(labels.filter((l, i) => labels.indexOf(l) != i));
+}
 const out = document.createElement('pre');
 out.id = 'fit';
 out.textContent = 'fit: scroll=' + document.documentElement.scrollWidth + ' client=' + w + ' over=' + over.length +
-  (over.length ? ' first=' + over[0] : '');
+  ' spill=' + spill.length + ' dup=' + dup.length + (over.length ? ' first=' + over[0] : '') +
+  (spill.length ? ' spilled=' + spill[0] : '') + (dup.length ? ' duplicate=' + dup[0] : '');
 document.body.append(out);
 </script>)";
   html.insert(html.rfind("</body>"), probe);
@@ -130,21 +140,28 @@ TEST_F(ReportsHtmlBrowserTest, ReportLoadsWithoutConsoleMessagesAndRendersTables
   EXPECT_NE(r.out.find("<th>AST accuracy</th>"), std::string::npos);
 }
 
-TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitA1400PixelWindow) {
-  const auto r = chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(console_lines(r.err), "");
-  const std::string marker = "<pre id=\"fit\">";
-  auto at = r.out.find(marker);
-  ASSERT_NE(at, std::string::npos) << "the layout probe did not run";
-  at += marker.size();
-  const std::string fit = r.out.substr(at, r.out.find('<', at) - at);
-  int scroll = 0, client = 0, over = -1;
-  ASSERT_EQ(std::sscanf(fit.c_str(), "fit: scroll=%d client=%d over=%d", &scroll, &client, &over), 3) << fit;
-  EXPECT_GT(client, 1000) << fit;         // the window is really 1400 px wide
-  EXPECT_LE(scroll, client) << fit;       // no horizontal page scroll
-  EXPECT_EQ(over, 0) << fit;              // no cell, chart or heading beyond the window
-  EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
+// At 1400 and at 800 px: no horizontal page scroll, nothing beyond the window, no table cell whose text
+// spills over its neighbours, and no chart with two bars of one label.
+TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreDistinct) {
+  for (int width : {1400, 800}) {
+    const auto r = chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom", width);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(console_lines(r.err), "");
+    const std::string marker = "<pre id=\"fit\">";
+    auto at = r.out.find(marker);
+    ASSERT_NE(at, std::string::npos) << "the layout probe did not run";
+    at += marker.size();
+    const std::string fit = r.out.substr(at, r.out.find('<', at) - at);
+    int scroll = 0, client = 0, over = -1, spill = -1, dup = -1;
+    ASSERT_EQ(std::sscanf(fit.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d", &scroll, &client, &over,
+                          &spill, &dup), 5) << fit;
+    EXPECT_GT(client, width - 100) << fit;  // the window is really that wide
+    EXPECT_LE(scroll, client) << fit;       // no horizontal page scroll
+    EXPECT_EQ(over, 0) << fit;              // no cell, chart or heading beyond the window
+    EXPECT_EQ(spill, 0) << fit;             // no cell's text printed over its neighbours
+    EXPECT_EQ(dup, 0) << fit;               // every bar of a chart tells its case apart
+    EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
+  }
 }
 
 TEST_F(ReportsHtmlBrowserTest, ReportScreenshotIsAPng) {

@@ -69,7 +69,8 @@ TEST(ToolbenchWorkload, OracleScoresOneOnTheAuthoredDataset) {
                           "exec_pass", "pass", "reason", "result_excerpt", "latency_ms"})
       EXPECT_TRUE(item.contains(f)) << key << " lacks " << f;
     EXPECT_FALSE(item["result_excerpt"].get<std::string>().empty()) << key;
-    EXPECT_LE(item["result_excerpt"].get<std::string>().size(), 300u);
+    const std::string excerpt = item["result_excerpt"].get<std::string>();  // 4 KiB, and a marker when cut
+    EXPECT_TRUE(excerpt.size() <= 4096 || excerpt.find("... [cut: 4096 of ") != std::string::npos) << excerpt.size();
   }
 }
 
@@ -173,6 +174,28 @@ TEST(ToolbenchWorkload, DeadServersFailTheCaseNamingServerAndCause) {
       EXPECT_NE(reason.find(c.cause), std::string::npos) << key << ": " << reason;
     }
   }
+}
+
+// A tools/call that times out keeps its real elapsed time in the item (answered: false) and stays out of
+// the latency percentiles, which measure servers that answered.
+TEST(ToolbenchWorkload, TimedOutCallsKeepTheirTimeAndStayOutOfTheLatencyPercentiles) {
+  test::TempDir dir;
+  const std::string hang =
+      R"({"command": "node", "args": [")" + (test::source_dir() / "tests/integration/mcp/fakes/never_answers.mjs").string() + R"("]})";
+  test::write_file(dir / "servers.json", R"({"mcpServers": {"filesystem": )" + hang + R"(, "memory": )" + hang + "}}");
+  const CaseResult r = run_case(
+      {{"servers", (dir / "servers.json").string()}, {"limit", int64_t{2}}, {"call_timeout_ms", int64_t{300}}});
+  EXPECT_EQ(r.samples.count("call_latency_p50_ms"), 0u);
+  EXPECT_EQ(r.samples.count("call_latency_p95_ms"), 0u);
+  int calls = 0;
+  for (const auto& [key, item] : r.items)
+    for (const auto& call : item["calls"]) {
+      ++calls;
+      EXPECT_FALSE(call["answered"].get<bool>()) << key;
+      EXPECT_GE(call["latency_ms"].get<double>(), 250.0) << key;
+      EXPECT_TRUE(call["is_error"].get<bool>()) << key;
+    }
+  EXPECT_GE(calls, 1);
 }
 
 TEST(ToolbenchWorkload, BadRecordsAndUnknownServersAreFailedItems) {

@@ -28,6 +28,9 @@ TEST(MachineKey, IgnoresHostnameFieldOrderAndLibraryVersions) {
   renamed["kernel"] = "Linux 6.1.1";
   renamed["libraries"]["sqlite"] = "3.45.0";
   renamed["memory_bytes"] = 137438953472 - 8 * 1024 * 1024;  // a few MiB less under another kernel
+  renamed["cpu_mhz"] = 2400.5;  // the CPU's state at the start of a run is not the machine
+  renamed["load_average"] = {1.5, 0.7, 0.2};
+  renamed["cpu_affinity"] = 4;
   EXPECT_EQ(machine_key(renamed), key);
   // The same fields written in another order.
   const auto reordered = nlohmann::json::parse(R"({

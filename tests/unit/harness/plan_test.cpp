@@ -35,6 +35,35 @@ TEST(HarnessValue, ParseAndKey) {
   EXPECT_EQ(to_string(Value{0.5}), "0.5");
 }
 
+// Sizes as nccl-tests writes them: binary suffixes and geometric or arithmetic ranges.
+TEST(HarnessValue, SizeSuffixesAndRanges) {
+  const auto i = [](std::string_view t) { return std::get<int64_t>(parse_value(AxisType::Int, t, "elements")); };
+  EXPECT_EQ(i("64Ki"), 65536);
+  EXPECT_EQ(i("64K"), 65536);
+  EXPECT_EQ(i("1M"), 1 << 20);
+  EXPECT_EQ(i("3Gi"), int64_t{3} << 30);
+  EXPECT_EQ(i("2T"), int64_t{2} << 40);
+  for (const char* bad : {"1k", "1Mb", "1i", "K", "9000000T"})
+    EXPECT_THAT(error_of([&] { parse_value(AxisType::Int, bad, "elements"); }), HasSubstr("elements")) << bad;
+  const auto ints = [](std::string_view t) {
+    std::vector<int64_t> out;
+    for (const auto& v : parse_values(AxisType::Int, t, "elements")) out.push_back(std::get<int64_t>(v));
+    return out;
+  };
+  EXPECT_EQ(ints("1K:8K:*2"), (std::vector<int64_t>{1024, 2048, 4096, 8192}));
+  EXPECT_EQ(ints("1K:5000:*2"), (std::vector<int64_t>{1024, 2048, 4096}));  // stops before passing the end
+  EXPECT_EQ(ints("1:10:+4"), (std::vector<int64_t>{1, 5, 9}));
+  EXPECT_EQ(ints("7"), (std::vector<int64_t>{7}));
+  EXPECT_EQ(ints("1:9223372036854775807:*2").size(), 63u);  // no overflow past the end
+  for (const char* bad : {"8:1:*2", "1:8", "1:8:*1", "0:8:*2", "1:8:-1", "1:8:+0", "1:100000:+1"})
+    EXPECT_THAT(error_of([&] { parse_values(AxisType::Int, bad, "elements"); }),
+                AllOf(HasSubstr("axis 'elements'"), HasSubstr("range"))) << bad;
+  // A ':' in a string or float axis is a plain value (paths, say).
+  EXPECT_EQ(parse_values(AxisType::String, "a:b:c", "x").size(), 1u);
+  const WorkloadInfo info = make_workload("test_counter")->info();
+  EXPECT_EQ(expand_axes(info, {{"size", {"1:4:+1"}}}).size(), 4u);
+}
+
 TEST(HarnessPlan, ExpandsCartesianProduct) {
   const WorkloadInfo info = make_workload("test_counter")->info();
   const auto cases = expand_axes(info, {{"size", {"1", "2", "3"}}, {"mode", {"a", "b"}}});
@@ -139,6 +168,19 @@ TEST(HarnessPlan, LabelsNameOnlyNonDefaultParams) {
   EXPECT_EQ(case_label(info, expand_axes(info, {{"size", {"4"}}}).front()), "size=4");
   const Plan p = build_plan("test_counter", {}, {{"mode", {"b"}}}, {}, "");
   EXPECT_EQ(p.cases.at(0).display_name(), "test_counter/mode=b");
+}
+
+// A value swept on the command line keeps its axis in the name, the default included: `-p size=2,4`
+// names both cases by size, never the default one by the workload alone.
+TEST(HarnessPlan, GivenAxesAreNamedEvenAtTheirDefault) {
+  const WorkloadInfo info = make_workload("test_counter")->info();
+  const Params defaults = expand_axes(info, {}).front();
+  const std::string size_default = to_string(defaults.at("size"));
+  const Plan p = build_plan("test_counter", {}, {{"size", {size_default, "7"}}}, {}, "");
+  ASSERT_EQ(p.cases.size(), 2u);
+  EXPECT_EQ(p.cases[0].display_name(), "test_counter/size=" + size_default);
+  EXPECT_EQ(p.cases[1].display_name(), "test_counter/size=7");
+  EXPECT_EQ(case_label(info, defaults, {"size"}), "size=" + size_default);
 }
 
 TEST(HarnessSuite, PlaceholdersExpand) {

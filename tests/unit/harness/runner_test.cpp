@@ -138,7 +138,7 @@ TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
   plan.suite = "unit";
   plan.cases = {spec_for("test_counter"), spec_for("test_fail"), spec_for("test_skip"), spec_for("test_counter")};
   std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress(sink, false, 4);
+  Progress progress(sink, false, std::vector<std::string>(4, "test"));
   std::atomic<bool> interrupt{false};
   RunOptions opts;
   opts.tags = {"t1"};
@@ -152,6 +152,10 @@ TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
   EXPECT_EQ(data.run.status, "failed");
   EXPECT_EQ(data.run.tags, std::vector<std::string>{"t1"});
   EXPECT_TRUE(data.run.env.contains("cpu_model"));
+  // What pyperf records beside it: the load when the run started and the CPUs the process may use.
+  ASSERT_TRUE(data.run.env.contains("load_average"));
+  EXPECT_EQ(data.run.env["load_average"].size(), 3u);
+  EXPECT_GE(data.run.env.value("cpu_affinity", 0), 1);
   ASSERT_EQ(data.cases.size(), 4u);
   EXPECT_EQ(data.cases[1].status, "failed");
   EXPECT_THAT(data.cases[1].reason, HasSubstr("41 != 42"));
@@ -169,7 +173,7 @@ TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
   auto endless = spec_for("test_sleep", {{"ms", int64_t{60000}}});
   plan.cases = {slow, endless, slow};
   std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress(sink, false, 3);
+  Progress progress(sink, false, std::vector<std::string>(3, "test"));
   std::atomic<bool> interrupt{false};
   std::thread presser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
@@ -190,6 +194,24 @@ TEST(HarnessRunner, CaseSeedDependsOnRunSeedAndCase) {
   EXPECT_EQ(case_seed(1, "w/a=1"), case_seed(1, "w/a=1"));
   EXPECT_NE(case_seed(1, "w/a=1"), case_seed(2, "w/a=1"));
   EXPECT_NE(case_seed(1, "w/a=1"), case_seed(1, "w/a=2"));
+}
+
+// The seed's key holds the data axes only: cache policies replay one trace, drop policies route the same
+// tokens, codecs compress the same tensor; another size or skew is another draw.
+TEST(HarnessRunner, DataKeyHoldsOnlyTheDataAxes) {
+  const auto key = [](const std::string& workload, const std::string& axis, Value v) {
+    const CaseSpec spec = spec_for(workload, {{axis, std::move(v)}});
+    return data_key(make_workload(workload)->info(), spec.params);
+  };
+  EXPECT_EQ(key("moe_offload", "policy", "lru"), key("moe_offload", "policy", "belady"));
+  EXPECT_NE(key("moe_offload", "zipf", 1.0), key("moe_offload", "zipf", 1.2));
+  EXPECT_EQ(key("moe_train", "drop_policy", "probs"), key("moe_train", "drop_policy", "position"));
+  EXPECT_NE(key("moe_train", "experts", int64_t{8}), key("moe_train", "experts", int64_t{16}));
+  EXPECT_EQ(key("compress", "codec", "exponent"), key("compress", "codec", "zstd"));
+  EXPECT_NE(key("compress", "elements", int64_t{1024}), key("compress", "elements", int64_t{2048}));
+  EXPECT_EQ(key("toolbench", "agent", "oracle"), key("toolbench", "agent", "heuristic"));
+  EXPECT_THAT(key("compress", "codec", "zstd"), ::testing::StartsWith("compress/"));
+  EXPECT_THAT(key("compress", "codec", "zstd"), ::testing::Not(HasSubstr("codec=")));
 }
 
 }  // namespace

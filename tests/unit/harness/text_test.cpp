@@ -29,6 +29,42 @@ TEST(HarnessText, Utf8TruncateNeverSplitsACharacter) {
   EXPECT_EQ(utf8_truncate("日本語テキスト", 10, ""), "日本語");  // 3 bytes each: 9 fit
 }
 
+TEST(HarnessText, DidYouMeanNamesTheNearestCandidate) {
+  const std::vector<std::string> axes = {"agent", "trials", "dataset", "limit"};
+  EXPECT_EQ(did_you_mean("agnet", axes), " (did you mean 'agent'?)");  // a swap is one edit
+  EXPECT_EQ(did_you_mean("Trails", axes), " (did you mean 'trials'?)");
+  EXPECT_EQ(did_you_mean("datset", axes), " (did you mean 'dataset'?)");
+  EXPECT_EQ(did_you_mean("zzz", axes), "");          // nothing near
+  EXPECT_EQ(did_you_mean("agent", axes), "");        // itself is no suggestion
+  EXPECT_EQ(did_you_mean("lim", axes), "");          // 2 edits from a 3-letter word is too far
+}
+
+TEST(HarnessText, Utf8ExcerptSaysItCutAndHowLongTheOriginalWas) {
+  EXPECT_EQ(utf8_excerpt("abc", 3), "abc");
+  EXPECT_EQ(utf8_excerpt("abcdef", 4), "abcd... [cut: 4 of 6 bytes shown]");
+  EXPECT_EQ(utf8_excerpt("ab\xc3\xa9xyz", 3), "ab... [cut: 2 of 7 bytes shown]");  // not inside the é
+}
+
+// A stack trace's cause sits above its end: the excerpt keeps the first error line and the tail, and
+// says how much it cut of how much.
+TEST(HarnessText, LogExcerptKeepsTheFirstErrorLineAndTheTail) {
+  EXPECT_EQ(log_excerpt("short log", 100), "short log");
+  std::string log = "starting server\nError: SQLITE_CANTOPEN: unable to open database file\n";
+  for (int i = 0; i < 50; ++i) log += "    at frame" + std::to_string(i) + " (node:internal/x.js:1:1)\n";
+  log += "Node.js v20";
+  const std::string e = log_excerpt(log, 60);
+  EXPECT_EQ(e.rfind("[... 16 bytes cut of " + std::to_string(log.size()) + " ...] Error: SQLITE_CANTOPEN", 0), 0u) << e;
+  EXPECT_NE(e.find("bytes cut of"), e.rfind("bytes cut of")) << e;  // a second gap before the tail
+  EXPECT_EQ(e.substr(e.size() - 11), "Node.js v20");
+  EXPECT_LT(e.size(), 60 + 60 + 80u);
+  // Without an error line: the tail after one marker.
+  const std::string plain(500, 'x');
+  EXPECT_EQ(log_excerpt(plain, 10), "[... 490 bytes cut of 500 ...] xxxxxxxxxx");
+  // Never inside a UTF-8 character.
+  const std::string utf8 = "\xc3\xa9\xc3\xa9\xc3\xa9";  // three 2-byte characters
+  EXPECT_EQ(log_excerpt(utf8, 3), "[... 4 bytes cut of 6 ...] \xc3\xa9");
+}
+
 TEST(HarnessStats, RelativeStddev) {
   EXPECT_TRUE(std::isinf(relative_stddev(std::vector<double>{1.0})));
   EXPECT_DOUBLE_EQ(relative_stddev(std::vector<double>{0, 0}), 0);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <optional>
 #include <random>
@@ -768,6 +769,38 @@ TEST(CacheSim, LruByHand) {
                      {{0, 2, 0, Access::Miss}},
                      {{0, 0, 1, Access::Miss}},
                      {{0, 1, 0, Access::Miss}}});
+}
+
+// The in-step rules (ascending service, pinning) only matter when a step asks for several experts: with
+// one expert per step the simulator's LRU is the textbook per-lookup LRU, per layer or over all layers.
+TEST(CacheSim, OneExpertPerStepIsTextbookLru) {
+  std::mt19937_64 rng(5);
+  for (bool per_layer : {true, false})
+    for (int64_t capacity : {1, 2, 3, 5}) {
+      const int64_t layers = 3, experts = 8, steps = 600;
+      std::vector<std::vector<int32_t>> one;
+      std::uniform_int_distribution<int32_t> pick(0, experts - 1);
+      for (int64_t i = 0; i < steps; ++i) one.push_back({pick(rng)});
+      const CacheStats st = simulate(stream_of(layers, experts, one), {layers, experts, capacity, per_layer}, {Policy::Lru});
+      // The reference: a recency list per cache (one per layer, or one shared), most recent first.
+      std::vector<std::list<std::pair<int64_t, int32_t>>> caches(per_layer ? layers : 1);
+      int64_t hits = 0;
+      for (int64_t i = 0; i < steps; ++i) {
+        const std::pair<int64_t, int32_t> key{i % layers, one[i][0]};
+        auto& cache = caches[per_layer ? key.first : 0];
+        const auto it = std::find(cache.begin(), cache.end(), key);
+        if (it != cache.end()) {
+          ++hits;
+          cache.erase(it);
+        } else if (static_cast<int64_t>(cache.size()) == capacity) {
+          cache.pop_back();
+        }
+        cache.push_front(key);
+      }
+      EXPECT_EQ(st.lookups, steps);
+      EXPECT_EQ(st.hits, hits) << "capacity " << capacity << (per_layer ? " per layer" : " global");
+      EXPECT_EQ(st.misses, steps - hits);
+    }
 }
 
 // "served in ascending order whatever is resident": {1} {0,1}, capacity 2. Step 1 serves 0 first (a

@@ -44,6 +44,22 @@ TEST(Routing, SigmoidBiasChangesTheChoiceButNotTheWeights) {
   EXPECT_FLOAT_EQ(r.weight[0], 1.0f);  // one selected score, normalised
 }
 
+// Logits so negative that every sigmoid score underflows to 0 must not give 0/0 weights or gradients.
+TEST(Routing, SigmoidScoresThatAllUnderflowGiveFiniteWeightsAndGradients) {
+  MoeConfig c;
+  c.experts = 4, c.topk = 2, c.router = RouterKind::Sigmoid, c.aux_coef = 0.01, c.z_coef = 0;  // z-loss: finite anyway
+  const std::vector<float> logits = {-1000.0f, -2000.0f, -1500.0f, -3000.0f};
+  const auto r = route(logits.data(), 1, c, nullptr);
+  EXPECT_FLOAT_EQ(r.weight[0], 0.5f);
+  EXPECT_FLOAT_EQ(r.weight[1], 0.5f);
+  for (float p : r.aux_probs) EXPECT_FLOAT_EQ(p, 0.25f);
+  EXPECT_TRUE(std::isfinite(r.aux_loss));
+  const std::vector<float> dweight = {1.0f, -1.0f};
+  std::vector<float> dlogits(4, 1.0f);
+  route_backward(r, logits.data(), dweight.data(), c, dlogits.data());
+  for (float d : dlogits) EXPECT_EQ(d, 0.0f);
+}
+
 TEST(Routing, GroupLimitedChoosesOnlyFromTheBestGroups) {
   MoeConfig c;
   c.experts = 8, c.topk = 2, c.groups = 4, c.group_topk = 1, c.router = RouterKind::SoftmaxTopk;

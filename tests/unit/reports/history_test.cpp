@@ -193,6 +193,8 @@ TEST(History, AStoreFromBeforeMachineKeysMigratesAndItsRunsAreTheirOwnMachine) {
     for (const char* sql : {"DROP INDEX runs_by_machine", "ALTER TABLE runs DROP COLUMN machine_key",
                             "ALTER TABLE runs DROP COLUMN branch", "ALTER TABLE runs DROP COLUMN ci_json",
                             "ALTER TABLE cases DROP COLUMN gpu_json", "ALTER TABLE cases DROP COLUMN throttled",
+                            "ALTER TABLE runs DROP COLUMN pid", "ALTER TABLE runs DROP COLUMN host",
+                            "ALTER TABLE runs DROP COLUMN reason",
                             "UPDATE schema_version SET version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
     sqlite3_close(db);

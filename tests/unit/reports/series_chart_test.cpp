@@ -45,5 +45,38 @@ TEST(SeriesItems, HtmlReportPlotsACaseCurve) {
   EXPECT_THAT(html, testing::HasSubstr("class=\"line\""));
 }
 
+// A swept numeric axis gets a line chart of the primary metric per combination of the other axes; an axis
+// spanning 64x or more is on a log2 scale; two values are no sweep.
+TEST(SweepCharts, OnePerSweptAxisAndSeries) {
+  RunData d;
+  d.run.uuid = "u";
+  for (const std::string codec : {"zstd", "lz4"})
+    for (int e : {1024, 4096, 16384, 65536})
+      d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", e}, {"level", 1}},
+                                        {{"time_ms", {e / 1000.0, e / 900.0}}}));
+  const std::string html = render(d, Format::Html);
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=zstd</figcaption>"));
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=lz4</figcaption>"));
+  EXPECT_THAT(html, testing::Not(testing::HasSubstr("against level")));
+  EXPECT_THAT(html, testing::Not(testing::HasSubstr("against codec")));
+}
+
+// Bars are labelled by what differs between the cases, never cut so that two read alike.
+TEST(ChartLabels, NameWhatDiffersAndStayDistinct) {
+  EXPECT_EQ(detail::distinct_labels({"moe_offload/experts=8,layers=4,policy=lru,seq_len=32",
+                                     "moe_offload/experts=8,layers=4,policy=predictive,seq_len=32",
+                                     "moe_offload/experts=8,layers=4,policy=belady,seq_len=32"}),
+            (std::vector<std::string>{"policy=lru", "policy=predictive", "policy=belady"}));
+  EXPECT_EQ(detail::distinct_labels({"compress/codec=zstd,elements=1024", "compress/codec=lz4,elements=2048"}),
+            (std::vector<std::string>{"codec=zstd,elements=1024", "codec=lz4,elements=2048"}));
+  EXPECT_EQ(detail::distinct_labels({"toolbench", "toolbench/agent=heuristic"}),
+            (std::vector<std::string>{"toolbench", "toolbench/agent=heuristic"}));
+  // Long labels keep both ends: two that differ only at the end stay apart.
+  const std::string common(150, 'a');
+  const std::string svg = detail::bar_chart_svg("t", "ms", {{common + "=1", 1, 1, 1}, {common + "=2", 2, 2, 2}});
+  EXPECT_NE(svg.find("…" + std::string(45, 'a') + "=1</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("…" + std::string(45, 'a') + "=2</text>"), std::string::npos) << svg;
+}
+
 }  // namespace
 }  // namespace mlsb::reports

@@ -282,6 +282,20 @@ TEST(StoreTest, NeverReusesTheIdsOfADeletedRunOrItsCases) {
   EXPECT_EQ(store.load_run(first.run.id).cases.size(), fixture_run().cases.size());
 }
 
+// Reading a store that is not there says so (SQLite's "unable to open database file" does not), and
+// creates nothing.
+TEST(StoreTest, ReadingAMissingStoreSaysItDoesNotExistYet) {
+  TempDir tmp;
+  const auto path = tmp.path() / "missing.db";
+  try {
+    Store store(path, /*read_only=*/true);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + " does not exist yet"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(StoreTest, RejectsAnEmptyPathAndADirectoryAtOnce) {
   TempDir tmp;
   for (bool read_only : {false, true}) {

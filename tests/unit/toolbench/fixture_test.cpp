@@ -70,6 +70,20 @@ TEST(ToolbenchFixture, BundledPlaceholdersCoverTheMissingFiles) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), fs::path(f)), paths.end()) << f;
 }
 
+// The published fixture now ships the files the placeholders stood in for: its own files are copied as
+// published and no placeholder of ours is written over them or beside them.
+TEST(ToolbenchFixture, ThePublishedFixtureGetsNoPlaceholders) {
+  const fs::path published = test::shared_dir() / "mcptoolbench" / "data" / "file_system";
+  if (!fs::exists(published / "test_project_root" / "src" / "main.py")) GTEST_SKIP() << "no " << published;
+  test::TempDir dir;
+  const auto ph = load_placeholders(test::source_dir() / "workloads" / "toolbench" / "placeholders.json");
+  const auto created = make_trial_copy(resolve_fixture("auto", published / "filesystem_0723_single.json"),
+                                       dir / "copy", ph);
+  EXPECT_TRUE(created.empty());
+  for (const auto& p : ph)
+    EXPECT_EQ(test::read_file(dir / "copy" / p.path), test::read_file(published / p.path)) << p.path;
+}
+
 TEST(ToolbenchFixture, AutoResolvesBesideTheDataset) {
   test::TempDir dir;
   test::write_file(dir / "a" / "tasks.json", "[]");

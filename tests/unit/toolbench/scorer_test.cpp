@@ -57,12 +57,45 @@ TEST(ToolbenchScorerAst, TypesFollowTheSchema) {
   // ... but a float is not an "integer", and a string is not a number.
   auto p = check_arguments(kSchema, {{"path", "a"}, {"count", 2}}, {{"path", "a"}, {"count", 2.5}});
   EXPECT_NE(joined(p).find("param 'count': expected integer, got number 2.5"), std::string::npos) << joined(p);
-  p = check_arguments(kSchema, {{"path", "a"}, {"head", 5}}, {{"path", "a"}, {"head", "5"}});
+  p = check_arguments(kSchema, {{"path", "a"}, {"head", 5}}, {{"path", "a"}, {"head", "five"}});
   EXPECT_NE(joined(p).find("param 'head': expected number, got string"), std::string::npos) << joined(p);
-  p = check_arguments(kSchema, {{"path", "a"}, {"dryRun", true}}, {{"path", "a"}, {"dryRun", "true"}});
+  p = check_arguments(kSchema, {{"path", "a"}, {"dryRun", true}}, {{"path", "a"}, {"dryRun", "yes"}});
   EXPECT_NE(joined(p).find("param 'dryRun': expected boolean"), std::string::npos) << joined(p);
+  p = check_arguments(kSchema, {{"path", "a"}, {"count", 2}}, {{"path", "a"}, {"count", "2.5"}});
+  EXPECT_NE(joined(p).find("param 'count': expected integer, got string"), std::string::npos) << joined(p);
   p = check_arguments(kSchema, {{"path", "a"}, {"sortBy", "size"}}, {{"path", "a"}, {"sortBy", "date"}});
   EXPECT_NE(joined(p).find("param 'sortBy': expected one of"), std::string::npos) << joined(p);
+}
+
+// MCPToolBench++ labels of some categories write numbers and booleans as strings ("2", "True"): both
+// sides are read by the field's schema type, so the label's "2" and a model's schema-correct 2 match,
+// and the oracle replaying the label passes.
+TEST(ToolbenchScorerAst, ValuesAreReadByTheSchemaTypeBeforeComparing) {
+  const json label = {{"path", "a"}, {"count", "2"}, {"head", "1.5"}, {"dryRun", "True"}};
+  EXPECT_TRUE(check_arguments(kSchema, label, {{"path", "a"}, {"count", 2}, {"head", 1.5}, {"dryRun", true}}).empty());
+  EXPECT_TRUE(check_arguments(kSchema, label, label).empty());
+  const auto p = check_arguments(kSchema, label, {{"path", "a"}, {"count", 3}, {"head", 1.5}, {"dryRun", true}});
+  EXPECT_NE(joined(p).find("param 'count': expected 2 got 3"), std::string::npos) << joined(p);
+  // A string field keeps its string: "2" is not 2 there.
+  EXPECT_FALSE(check_arguments(kSchema, {{"path", "2"}}, {{"path", 2}}).empty());
+}
+
+// A label that its own tool's schema refuses is a dataset defect, found before any agent runs.
+TEST(ToolbenchScorerAst, LabelDefectsAreFound) {
+  Task t;
+  t.uuid = "d";
+  t.tools = {{"read_text_file", "", kSchema}};
+  Label good;
+  good.name = "read_text_file";
+  good.input = {{"path", "a"}, {"count", "2"}};
+  Label bad = good;
+  bad.input = {{"path", "a"}, {"count", "two"}};
+  t.labels = {good};
+  EXPECT_TRUE(label_defects(t).empty());
+  t.labels = {good, bad};
+  const auto d = label_defects(t);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].rfind("label 2 (read_text_file): param 'count': expected integer, got string", 0), 0u) << d[0];
 }
 
 TEST(ToolbenchScorerAst, TypeMatchesCoversKeywords) {

@@ -10,7 +10,7 @@ namespace mlsb::toolbench {
 CallResult call_result(const std::string& call_id, const ToolOutcome& outcome) {
   CallResult r{call_id, "", !outcome.error.empty() || outcome.is_error};
   const std::string& text = outcome.error.empty() ? outcome.text : outcome.error;
-  r.text = utf8_truncate((r.is_error ? "error: " : "") + (text.empty() && r.is_error ? "the call failed" : text),
+  r.text = utf8_excerpt((r.is_error ? "error: " : "") + (text.empty() && r.is_error ? "the call failed" : text),
                          kMaxResultBytes);
   return r;
 }

@@ -60,11 +60,14 @@ void LlmAgent::observe(const ToolCall&, const ToolOutcome& outcome) {
 
 bool is_llm_agent(std::string_view name) { return name == "openai" || name == "anthropic"; }
 
+void check_llm_settings(std::string_view name, const std::string& model, const std::string& base_url) {
+  if (model.empty()) throw std::invalid_argument("agent '" + std::string(name) + "' needs a model: -p model=NAME");
+  if (!base_url.empty() && !base_url.starts_with("http://") && !base_url.starts_with("https://"))
+    throw std::invalid_argument("base_url '" + base_url + "' is not an http:// or https:// URL");
+}
+
 std::unique_ptr<Agent> make_llm_agent(std::string_view name, const ModelOptions& options) {
-  if (options.model.empty())
-    throw std::invalid_argument("agent '" + std::string(name) + "' needs a model: -p model=NAME");
-  if (!options.base_url.empty() && !options.base_url.starts_with("http://") && !options.base_url.starts_with("https://"))
-    throw std::invalid_argument("base_url '" + options.base_url + "' is not an http:// or https:// URL");
+  check_llm_settings(name, options.model, options.base_url);
   std::unique_ptr<ChatFormat> format;
   if (name == "openai") format = std::make_unique<OpenAiFormat>();
   else if (name == "anthropic") format = std::make_unique<AnthropicFormat>();

@@ -47,5 +47,8 @@ class LlmAgent final : public Agent {
 std::unique_ptr<Agent> make_llm_agent(std::string_view name, const ModelOptions& options);
 /// Whether make_llm_agent knows `name`.
 bool is_llm_agent(std::string_view name);
+/// The settings an LLM agent cannot run without: throws std::invalid_argument when `model` is empty or
+/// `base_url` ("" = the provider's) is not http(s)://.
+void check_llm_settings(std::string_view name, const std::string& model, const std::string& base_url);
 
 }  // namespace mlsb::toolbench
