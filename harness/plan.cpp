@@ -13,18 +13,6 @@
 namespace mlsb {
 namespace {
 
-std::vector<std::string> split(std::string_view text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t pos = text.find(sep, start);
-    parts.emplace_back(text.substr(start, pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return parts;
-}
-
 std::vector<std::string> axis_list(const WorkloadInfo& info) {
   std::vector<std::string> names;
   for (const auto& a : info.axes) names.push_back(a.name);

@@ -14,7 +14,7 @@ namespace {
 // A plain-lines progress report (stderr not a terminal) while a case runs: at most this often.
 constexpr auto kPlainLineEvery = std::chrono::seconds(10);
 
-double seconds(Progress::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds_of(Progress::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -62,11 +62,11 @@ double Progress::seconds_left() const {
   const int total = static_cast<int>(workloads_.size());
   if (index_ >= total) return 0;
   const auto now = clock_();
-  const double elapsed = seconds(now - case_start_);
+  const double elapsed = seconds_of(now - case_start_);
   double current = estimate(index_);
   if (total_units_ > 0 && done_units_ > 0) {  // the sample in flight says how far it is
     const double fraction = std::min(1.0, static_cast<double>(done_units_) / static_cast<double>(total_units_));
-    current = std::max(current, seconds(sample_start_ - case_start_) + seconds(now - sample_start_) / fraction);
+    current = std::max(current, seconds_of(sample_start_ - case_start_) + seconds_of(now - sample_start_) / fraction);
   }
   if (current < 0) return -1;
   current = std::max(current, elapsed);
@@ -115,7 +115,7 @@ void Progress::draw(const std::string& status, bool end_line) {
 }
 
 void Progress::case_finished(const reports::CaseRecord& c) {
-  const double took = seconds(clock_() - case_start_);
+  const double took = seconds_of(clock_() - case_start_);
   finished_[workloads_.at(index_)].push_back(took);
   all_finished_.push_back(took);
   std::string primary;

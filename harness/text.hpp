@@ -11,6 +11,9 @@ namespace mlsb {
 /// "a<sep>b<sep>c"; "" for no parts.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+/// The parts of `text` between `sep`s ("a,,b" -> "a", "", "b"; "" -> one empty part).
+std::vector<std::string> split(std::string_view text, char sep);
+
 /// `text` with ASCII letters lowercased (other bytes, UTF-8 included, unchanged).
 std::string ascii_lower(std::string_view text);
 

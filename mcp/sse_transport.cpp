@@ -12,7 +12,7 @@ using nlohmann::json;
 namespace {
 
 constexpr auto kEndpointWait = std::chrono::seconds(10);
-constexpr size_t kErrorExcerpt = 300;
+constexpr size_t kPostBodyExcerpt = 300;
 
 /// `ref` resolved against `base` (the endpoint event usually carries a path and query only).
 std::optional<std::string> resolve_url(const std::string& base, const std::string& ref) {
@@ -29,10 +29,10 @@ std::optional<std::string> resolve_url(const std::string& base, const std::strin
   return out;
 }
 
-/// Keeps the first kErrorExcerpt bytes of a POST's reply body (only an error status shows it).
+/// Keeps the first kPostBodyExcerpt bytes of a POST's reply body (only an error status shows it).
 size_t collect(char* data, size_t size, size_t count, void* body) {
   auto& kept = *static_cast<std::string*>(body);
-  kept.append(data, std::min(size * count, kErrorExcerpt - kept.size()));
+  kept.append(data, std::min(size * count, kPostBodyExcerpt - kept.size()));
   return size * count;
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 using detail::fmt_interval;
 using detail::fmt_num;
+using detail::json_number;
 using detail::kNoEstimate;
 using ojson = nlohmann::ordered_json;
 
@@ -113,7 +114,7 @@ size_t columns(const std::string& s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
 }
 
-std::string text(const Comparison& cmp) {
+std::string comparison_text(const Comparison& cmp) {
   std::string out = "base:      " + run_name(cmp.base) + "\ncandidate: " + run_name(cmp.cand) + "\n" + settings(cmp) + "\n\n";
   auto table = rows(cmp);
   table.insert(table.begin(), header(cmp));
@@ -146,8 +147,6 @@ std::string text(const Comparison& cmp) {
   return out + "\n" + (note.empty() ? "" : note + "\n") + tally(cmp) + "\n";
 }
 
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
 ojson case_list(const std::vector<CaseStatus>& cases) {
   ojson out = ojson::array();
   for (const auto& c : cases)
@@ -156,17 +155,17 @@ ojson case_list(const std::vector<CaseStatus>& cases) {
   return out;
 }
 
-std::string json(const Comparison& cmp) {
+std::string comparison_json(const Comparison& cmp) {
   ojson metrics = ojson::array();
   for (const auto& m : cmp.metrics)
     metrics.push_back({{"case", m.name}, {"workload", m.workload}, {"params_key", m.params_key}, {"metric", m.metric},
                        {"unit", m.unit}, {"better", to_string(m.better)}, {"primary", m.primary},
-                       {"base_n", m.base_n}, {"cand_n", m.cand_n}, {"base_median", number(m.base_median)},
-                       {"cand_median", number(m.cand_median)}, {"ratio", number(m.ratio)},
-                       {"ci_lo", number(m.ci_lo)}, {"ci_hi", number(m.ci_hi)}, {"p_value", number(m.p_value)},
+                       {"base_n", m.base_n}, {"cand_n", m.cand_n}, {"base_median", json_number(m.base_median)},
+                       {"cand_median", json_number(m.cand_median)}, {"ratio", json_number(m.ratio)},
+                       {"ci_lo", json_number(m.ci_lo)}, {"ci_hi", json_number(m.ci_hi)}, {"p_value", json_number(m.p_value)},
                        {"verdict", to_string(m.verdict)}, {"significance", to_string(m.significance)},
                        {"why", m.why}, {"throttled", m.throttled}, {"history_n", m.history_n},
-                       {"history_mean", number(m.history_mean)}, {"history_p", number(m.history_p)}});
+                       {"history_mean", json_number(m.history_mean)}, {"history_p", json_number(m.history_p)}});
   ojson worse = ojson::array();  // full case ids, as `run --filter` matches them
   for (const auto& m : cmp.metrics)
     if (m.primary && m.verdict == Verdict::Worse) {
@@ -190,7 +189,7 @@ std::string json(const Comparison& cmp) {
   return dump_json(out, 2) + "\n";
 }
 
-std::string md(const Comparison& cmp, bool all) {
+std::string comparison_md(const Comparison& cmp, bool all) {
   using detail::md_escape;
   std::string out = "# mlsysbench comparison\n\n- base: " + md_escape(run_name(cmp.base)) +
                     "\n- candidate: " + md_escape(run_name(cmp.cand)) + "\n- " + md_escape(settings(cmp)) + "\n\n";
@@ -223,7 +222,7 @@ std::string md(const Comparison& cmp, bool all) {
   return out + "\n" + (note.empty() ? "" : md_escape(note) + "\n\n") + tally(cmp) + "\n";
 }
 
-std::string html(const Comparison& cmp, bool all) {
+std::string comparison_html(const Comparison& cmp, bool all) {
   using detail::html_escape;
   std::string out = detail::html_page_head("mlsysbench comparison: " + cmp.cand.uuid + " vs " + cmp.base.uuid);
   out += "<header><h1>mlsysbench comparison</h1>\n" +
@@ -264,10 +263,10 @@ std::string html(const Comparison& cmp, bool all) {
 }  // namespace
 
 std::string render_comparison(const Comparison& cmp, std::string_view format, bool all) {
-  if (format == "text") return text(cmp);
-  if (format == "json") return json(cmp);
-  if (format == "md" || format == "markdown") return md(cmp, all);
-  if (format == "html") return html(cmp, all);
+  if (format == "text") return comparison_text(cmp);
+  if (format == "json") return comparison_json(cmp);
+  if (format == "md" || format == "markdown") return comparison_md(cmp, all);
+  if (format == "html") return comparison_html(cmp, all);
   throw std::invalid_argument("unknown comparison format '" + std::string(format) + "' (expected text, json, md or html)");
 }
 

@@ -13,6 +13,7 @@ namespace mlsb::reports {
 namespace {
 
 using detail::fmt_num;
+using detail::json_number;
 using ojson = nlohmann::ordered_json;
 
 std::string sha10(const RunRecord& r) { return r.git_sha.empty() ? "-" : r.git_sha.substr(0, 10); }
@@ -78,8 +79,6 @@ std::string render_text(const History& h) {
   return out;
 }
 
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
 std::string render_json(const History& h) {
   ojson runs = ojson::array();
   for (const auto& r : h.runs)
@@ -89,8 +88,8 @@ std::string render_json(const History& h) {
   for (const auto& s : h.series) {
     ojson points = ojson::array();
     for (const auto& p : s.points)
-      points.push_back({{"run_id", h.runs[p.run].id}, {"median", number(p.median)}, {"ci_lo", number(p.ci_lo)},
-                        {"ci_hi", number(p.ci_hi)}, {"n", p.n}, {"throttled", p.throttled}});
+      points.push_back({{"run_id", h.runs[p.run].id}, {"median", json_number(p.median)}, {"ci_lo", json_number(p.ci_lo)},
+                        {"ci_hi", json_number(p.ci_hi)}, {"n", p.n}, {"throttled", p.throttled}});
     ojson entry = {{"workload", s.workload}, {"params_key", s.params_key}, {"comm", s.comm}, {"ranks", s.ranks},
                    {"name", s.name},         {"metric", s.metric},         {"unit", s.unit}, {"better", to_string(s.better)},
                    {"primary", s.primary},   {"points", std::move(points)}};
@@ -99,12 +98,12 @@ std::string render_json(const History& h) {
       ojson levels = ojson::array(), steps = ojson::array();
       for (const auto& l : s.analysis.levels)
         levels.push_back({{"first_run_id", run_id(l.begin)}, {"last_run_id", run_id(l.end - 1)},
-                          {"value", number(l.value)}, {"noise", number(l.noise)}});
+                          {"value", json_number(l.value)}, {"noise", json_number(l.noise)}});
       for (const auto& st : s.analysis.steps)
-        steps.push_back({{"run_id", run_id(st.at)}, {"before", number(st.before)}, {"after", number(st.after)},
-                         {"change", number(st.change)}, {"worse", st.worse}, {"significant", st.significant},
+        steps.push_back({{"run_id", run_id(st.at)}, {"before", json_number(st.before)}, {"after", json_number(st.after)},
+                         {"change", json_number(st.change)}, {"worse", st.worse}, {"significant", st.significant},
                          {"standing", st.standing}});
-      entry["detection"] = {{"enough_history", s.analysis.enough_history}, {"noise", number(s.analysis.noise)},
+      entry["detection"] = {{"enough_history", s.analysis.enough_history}, {"noise", json_number(s.analysis.noise)},
                             {"levels", std::move(levels)}, {"steps", std::move(steps)}};
     }
     series.push_back(std::move(entry));
@@ -117,8 +116,8 @@ std::string render_json(const History& h) {
       regs.push_back({{"workload", r.series->workload}, {"params_key", r.series->params_key}, {"name", r.series->name},
                       {"metric", r.series->metric}, {"first_run_id", r.first_run->id},
                       {"git_before", r.last_good->git_sha}, {"git_after", r.first_run->git_sha},
-                      {"before", number(r.step->before)}, {"after", number(r.step->after)},
-                      {"change", number(r.step->change)}});
+                      {"before", json_number(r.step->before)}, {"after", json_number(r.step->after)},
+                      {"change", json_number(r.step->change)}});
     out["options"] = {{"threshold", h.options.threshold}, {"min_level", h.options.min_level},
                       {"penalty", h.options.penalty}, {"noise_factor", h.options.noise_factor}};
     out["regressions"] = std::move(regs);

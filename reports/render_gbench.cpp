@@ -11,7 +11,6 @@
 //  - every metric is also a counter (the sample's value, or the aggregate of the metric);
 //  - failed, skipped and timed-out cases are left out: compare.py cannot represent them.
 #include <array>
-#include <cmath>
 #include <map>
 
 #include "harness/json_parse.hpp"
@@ -55,8 +54,6 @@ std::string timed_metric(const CaseRecord& c) {
   return c.samples.count(c.primary_metric) ? c.primary_metric : "";
 }
 
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
 double stat(const Summary& s, const std::string& aggregate) {
   if (aggregate == "mean") return s.mean;
   if (aggregate == "median") return s.median;
@@ -84,11 +81,11 @@ void add_case(ojson& benchmarks, const CaseRecord& c, const std::string& name, i
     e["repetition_index"] = i;
     e["threads"] = 1;
     e["iterations"] = 1;
-    e["real_time"] = number(values[static_cast<size_t>(i)]);
+    e["real_time"] = json_number(values[static_cast<size_t>(i)]);
     e["cpu_time"] = e["real_time"];
     e["time_unit"] = unit;
     for (const auto& [m, vs] : c.samples)
-      if (static_cast<size_t>(i) < vs.size()) e[counter_name(m)] = number(vs[static_cast<size_t>(i)]);
+      if (static_cast<size_t>(i) < vs.size()) e[counter_name(m)] = json_number(vs[static_cast<size_t>(i)]);
     if (!label.empty()) e["label"] = label;
     benchmarks.push_back(std::move(e));
   }
@@ -101,11 +98,11 @@ void add_case(ojson& benchmarks, const CaseRecord& c, const std::string& name, i
     e["aggregate_name"] = aggregate;
     e["aggregate_unit"] = aggregate == "cv" ? "percentage" : "time";
     e["iterations"] = reps;
-    e["real_time"] = number(stat(timed, aggregate));
+    e["real_time"] = json_number(stat(timed, aggregate));
     e["cpu_time"] = e["real_time"];
     e["time_unit"] = unit;
     for (const auto& s : c.summaries)
-      if (c.samples.count(s.metric)) e[counter_name(s.metric)] = number(stat(s.stats, aggregate));
+      if (c.samples.count(s.metric)) e[counter_name(s.metric)] = json_number(stat(s.stats, aggregate));
     if (!label.empty()) e["label"] = label;
     benchmarks.push_back(std::move(e));
   }

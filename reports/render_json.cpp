@@ -1,9 +1,8 @@
 // The JSON report: schema "mlsysbench.report/1", documented in reports/REPORT_SCHEMA.md.
-#include <cmath>
-
 #include "harness/json_parse.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
+#include "reports/detail/report_text.hpp"
 
 namespace mlsb::reports::detail {
 namespace {
@@ -11,15 +10,13 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 // JSON has no NaN or infinity: they become null.
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
 ojson summary_json(const SummaryRow& r) {
   const auto& s = r.stats;
   return {{"unit", r.unit},       {"better", to_string(r.better)}, {"n", s.n},
-          {"min", number(s.min)}, {"median", number(s.median)},   {"mean", number(s.mean)},
-          {"stddev", number(s.stddev)}, {"rel_stddev", number(s.rel_stddev)}, {"p05", number(s.p05)},
-          {"p95", number(s.p95)}, {"max", number(s.max)},         {"ci_lo", number(s.ci_lo)},
-          {"ci_hi", number(s.ci_hi)}};
+          {"min", json_number(s.min)}, {"median", json_number(s.median)},   {"mean", json_number(s.mean)},
+          {"stddev", json_number(s.stddev)}, {"rel_stddev", json_number(s.rel_stddev)}, {"p05", json_number(s.p05)},
+          {"p95", json_number(s.p95)}, {"max", json_number(s.max)},         {"ci_lo", json_number(s.ci_lo)},
+          {"ci_hi", json_number(s.ci_hi)}};
 }
 
 ojson case_json(const CaseRecord& c, const std::string& name) {
@@ -28,7 +25,7 @@ ojson case_json(const CaseRecord& c, const std::string& name) {
   ojson samples = ojson::object();
   for (const auto& [metric, values] : c.samples) {
     ojson list = ojson::array();
-    for (double v : values) list.push_back(number(v));
+    for (double v : values) list.push_back(json_number(v));
     samples[metric] = std::move(list);
   }
   ojson items = ojson::array();

@@ -14,7 +14,7 @@ Table field_table(const std::vector<std::pair<std::string, std::string>>& rows) 
   return t;
 }
 
-void task_tables(std::string& out, const CaseRecord& c, const std::string& name) {
+void task_tables_md(std::string& out, const CaseRecord& c, const std::string& name) {
   const auto tasks = summarize_tasks(c);
   if (!tasks) return;
   out += "\n### Tasks: " + md_escape(name) + "\n\n";
@@ -40,7 +40,7 @@ std::string render_md(const RunData& data) {
     if (const auto columns = agent_columns(g); columns.size() >= 2)
       out += "\n### Agents side by side\n\nPass rate / AST accuracy per category (task trials):\n\n" +
              md_table(agents_side_by_side_table(columns));
-    for (size_t i = 0; i < g.cases.size(); ++i) task_tables(out, *g.cases[i], g.names[i]);
+    for (size_t i = 0; i < g.cases.size(); ++i) task_tables_md(out, *g.cases[i], g.names[i]);
   }
   if (data.cases.empty()) out += "\nThis run has no cases.\n";
   return out;

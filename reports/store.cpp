@@ -61,7 +61,7 @@ void require_file_path(const std::filesystem::path& path) {
     throw StoreError(path.string() + " is a directory; name a database file inside it (--db)");
 }
 
-RunRecord read_run(const Stmt& s) {
+RunRecord read_run_row(const Stmt& s) {
   RunRecord r;
   r.id = s.col_int(0);
   r.uuid = s.col_text(1);
@@ -84,7 +84,7 @@ RunRecord read_run(const Stmt& s) {
   return r;
 }
 
-// The runs columns read_run expects, in order.
+// The runs columns read_run_row expects, in order.
 constexpr const char* kRunColumns =
     "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json, "
     "machine_key, branch, ci_json, pid, host, reason";
@@ -314,7 +314,7 @@ std::vector<RunSummary> Store::list_run_summaries(int limit) {
   s.bind(1, int64_t{limit > 0 ? limit : -1});
   std::vector<RunSummary> runs;
   while (s.step())
-    runs.push_back({read_run(s), {s.col_int(kRunColumnCount), s.col_int(kRunColumnCount + 1),
+    runs.push_back({read_run_row(s), {s.col_int(kRunColumnCount), s.col_int(kRunColumnCount + 1),
                                   s.col_int(kRunColumnCount + 2)}});
   return runs;
 }
@@ -325,7 +325,7 @@ RunData Store::load_run(int64_t run_id) {
   {
     Stmt s(db_, "SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?", "cannot load run");
     if (!s.bind(1, run_id).step()) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
-    data.run = read_run(s);
+    data.run = read_run_row(s);
   }
   std::unordered_map<int64_t, size_t> index;
   {

@@ -14,7 +14,7 @@ namespace mlsb::mcp {
 namespace {
 
 // Writes all of `text` to `fd`; false when the reader is gone.
-bool write_all(int fd, const std::string& text) {
+bool write_reply(int fd, const std::string& text) {
   for (std::size_t at = 0; at < text.size();) {
     const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
     if (n <= 0) return false;
@@ -43,7 +43,7 @@ int serve_stdio(ToolServer& server, const std::atomic<bool>& stop) {
     } else {
       reply = jsonrpc::error(nullptr, jsonrpc::kParseError, "Parse error: the line " + problem);
     }
-    if (reply && !write_all(out, dump_json(*reply) + "\n")) break;
+    if (reply && !write_reply(out, dump_json(*reply) + "\n")) break;
   }
   ::close(out);
   return stop ? 130 : 0;

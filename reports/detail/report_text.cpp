@@ -26,6 +26,8 @@ std::string fmt_num(double v, int sig) {
 
 std::string fmt_interval(double lo, double hi) { return "[" + fmt_num(lo) + ", " + fmt_num(hi) + "]"; }
 
+nlohmann::ordered_json json_number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
+
 std::string fmt_ci(const Summary& s) { return s.n < 2 ? kNoEstimate : fmt_interval(s.ci_lo, s.ci_hi); }
 
 std::string fmt_rel_stddev(const Summary& s) { return s.n < 2 ? kNoEstimate : fmt_num(100 * s.rel_stddev, 3) + "%"; }

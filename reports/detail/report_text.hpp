@@ -16,6 +16,8 @@ namespace mlsb::reports::detail {
 std::string fmt_num(double v, int sig = 4);
 /// "[lo, hi]" with fmt_num.
 std::string fmt_interval(double lo, double hi);
+/// `v` as a JSON number; null for NaN/inf, which JSON cannot hold.
+nlohmann::ordered_json json_number(double v);
 /// Shown instead of a noise estimate (CI, relative stddev, p-value) when n < 2: an em dash (UTF-8).
 inline constexpr const char* kNoEstimate = "\xE2\x80\x94";
 /// A summary's 95% CI as fmt_interval, or "—" when n < 2 (a single sample has no noise estimate).

@@ -29,14 +29,6 @@ std::string shorten(const std::string& s) {
   return utf8_truncate(s, half, "") + "…" + s.substr(tail);
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1) parts.push_back(s.substr(start, pos - start));
-  parts.push_back(s.substr(start));
-  return parts;
-}
-
 }  // namespace
 
 std::vector<std::string> distinct_labels(const std::vector<std::string>& names) {

@@ -150,3 +150,5 @@ TEST(GpuCodecs, OneGibBf16Timing) {
 
 }  // namespace
 }  // namespace mlsb::compress
+
+#undef SKIP_WITHOUT_GPU  // each GPU test file has its own; a unity build joins them

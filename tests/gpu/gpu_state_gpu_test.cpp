@@ -76,3 +76,5 @@ TEST(GpuStateOnGpu, ACudaCaseRecordsTheStateBeforeAndAfter) {
 
 }  // namespace
 }  // namespace mlsb
+
+#undef SKIP_WITHOUT_GPU  // each GPU test file has its own; a unity build joins them

@@ -206,3 +206,5 @@ TEST(MoeOffloadGpuPinned, BandwidthIsPositive) {
 
 }  // namespace
 }  // namespace mlsb::moe_offload
+
+#undef SKIP_WITHOUT_GPU  // each GPU test file has its own; a unity build joins them

@@ -475,3 +475,5 @@ TEST(MoeTrainGpuLayer, OptimizerStepMovesTheLayerAsTheCpuDoes) {
 
 }  // namespace
 }  // namespace mlsb::moe_train
+
+#undef SKIP_WITHOUT_GPU  // each GPU test file has its own; a unity build joins them

@@ -25,12 +25,12 @@ constexpr size_t kHeaderBytes = 16;
 constexpr size_t kChunkBytes = size_t{1} << 20;
 enum class Kind : uint8_t { None = 0, Zstd = 1, Lz4 = 2 };
 
-const char* kind_name(Kind k) { return k == Kind::None ? "none" : k == Kind::Zstd ? "zstd" : "lz4"; }
+const char* baseline_name(Kind k) { return k == Kind::None ? "none" : k == Kind::Zstd ? "zstd" : "lz4"; }
 
-[[noreturn]] void fail(Kind k, const std::string& what) { throw CodecError(std::string(kind_name(k)) + ": " + what); }
+[[noreturn]] void fail_baseline(Kind k, const std::string& what) { throw CodecError(std::string(baseline_name(k)) + ": " + what); }
 
-void write_header(Kind k, TensorView in, std::span<uint8_t> out) {
-  if (out.size() < kHeaderBytes) fail(k, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
+void write_baseline_header(Kind k, TensorView in, std::span<uint8_t> out) {
+  if (out.size() < kHeaderBytes) fail_baseline(k, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
   std::memset(out.data(), 0, kHeaderBytes);
   std::memcpy(out.data(), &kMagic, 4);
   out[4] = static_cast<uint8_t>(k);
@@ -42,22 +42,22 @@ void write_header(Kind k, TensorView in, std::span<uint8_t> out) {
 // Checks the header against the codec and the output tensor; returns the body.
 std::span<const uint8_t> check_header(Kind k, std::span<const uint8_t> in, MutableTensorView out) {
   if (in.size() < kHeaderBytes)
-    fail(k, "stream of " + std::to_string(in.size()) + " bytes is shorter than the 16-byte header");
+    fail_baseline(k, "stream of " + std::to_string(in.size()) + " bytes is shorter than the 16-byte header");
   uint32_t magic;
   uint16_t reserved;
   uint64_t count;
   std::memcpy(&magic, in.data(), 4);
   std::memcpy(&reserved, in.data() + 6, 2);
   std::memcpy(&count, in.data() + 8, 8);
-  if (magic != kMagic) fail(k, "bad magic (not an MBL1 stream)");
+  if (magic != kMagic) fail_baseline(k, "bad magic (not an MBL1 stream)");
   if (in[4] != static_cast<uint8_t>(k))
-    fail(k, "codec: the stream was written by codec " + std::to_string(in[4]) + ", not " + kind_name(k));
+    fail_baseline(k, "codec: the stream was written by codec " + std::to_string(in[4]) + ", not " + baseline_name(k));
   if (in[5] != static_cast<uint8_t>(out.dtype))
-    fail(k, "dtype: the stream holds dtype " + std::to_string(in[5]) + ", the output is " +
+    fail_baseline(k, "dtype: the stream holds dtype " + std::to_string(in[5]) + ", the output is " +
                 std::string(to_string(out.dtype)));
-  if (reserved != 0) fail(k, "reserved header bytes are not 0");
+  if (reserved != 0) fail_baseline(k, "reserved header bytes are not 0");
   if (count != static_cast<uint64_t>(out.count))
-    fail(k, "count: the stream holds " + std::to_string(count) + " elements, the output has " +
+    fail_baseline(k, "count: the stream holds " + std::to_string(count) + " elements, the output has " +
                 std::to_string(out.count));
   return in.subspan(kHeaderBytes);
 }
@@ -100,15 +100,15 @@ class NoneCodec final : public Codec {
   size_t max_compressed_bytes(TensorView in) const override { return kHeaderBytes + in.bytes(); }
   size_t compress(TensorView in, std::span<uint8_t> out) override {
     if (out.size() < max_compressed_bytes(in))
-      fail(Kind::None, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
-    write_header(Kind::None, in, out);
+      fail_baseline(Kind::None, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
+    write_baseline_header(Kind::None, in, out);
     if (in.bytes() > 0) std::memcpy(out.data() + kHeaderBytes, in.data, in.bytes());
     return kHeaderBytes + in.bytes();
   }
   void decompress(std::span<const uint8_t> in, MutableTensorView out) override {
     const auto body = check_header(Kind::None, in, out);
     if (body.size() != out.bytes())
-      fail(Kind::None, "size: the body has " + std::to_string(body.size()) + " bytes, the tensor " +
+      fail_baseline(Kind::None, "size: the body has " + std::to_string(body.size()) + " bytes, the tensor " +
                            std::to_string(out.bytes()));
     if (!body.empty()) std::memcpy(out.data, body.data(), body.size());
   }
@@ -133,12 +133,12 @@ class ZstdCodec final : public Codec {
   }
   size_t compress(TensorView in, std::span<uint8_t> out) override {
     if (out.size() < max_compressed_bytes(in))
-      fail(Kind::Zstd, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
-    write_header(Kind::Zstd, in, out);
+      fail_baseline(Kind::Zstd, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
+    write_baseline_header(Kind::Zstd, in, out);
     contexts(cctx_, ZSTD_createCCtx);
     auto one = [&](const uint8_t* src, size_t size, uint8_t* dst, size_t cap, int w) {
       const size_t r = ZSTD_compressCCtx(cctx_[static_cast<size_t>(w)], dst, cap, src, size, level_);
-      if (ZSTD_isError(r)) fail(Kind::Zstd, std::string("compression failed: ") + ZSTD_getErrorName(r));
+      if (ZSTD_isError(r)) fail_baseline(Kind::Zstd, std::string("compression failed: ") + ZSTD_getErrorName(r));
       return r;
     };
     uint8_t* dst = out.data() + kHeaderBytes;
@@ -155,27 +155,27 @@ class ZstdCodec final : public Codec {
     while (pos < body.size()) {
       const size_t size = ZSTD_findFrameCompressedSize(body.data() + pos, body.size() - pos);
       if (ZSTD_isError(size))
-        fail(Kind::Zstd, "frame " + std::to_string(frames.size()) + ": " + ZSTD_getErrorName(size));
+        fail_baseline(Kind::Zstd, "frame " + std::to_string(frames.size()) + ": " + ZSTD_getErrorName(size));
       const unsigned long long content = ZSTD_getFrameContentSize(body.data() + pos, body.size() - pos);
       if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR)
-        fail(Kind::Zstd, "frame " + std::to_string(frames.size()) + ": no content size");
+        fail_baseline(Kind::Zstd, "frame " + std::to_string(frames.size()) + ": no content size");
       if (content > out.bytes() - produced)
-        fail(Kind::Zstd, "frames hold more than the tensor's " + std::to_string(out.bytes()) + " bytes");
+        fail_baseline(Kind::Zstd, "frames hold more than the tensor's " + std::to_string(out.bytes()) + " bytes");
       frames.push_back({pos, size, produced, static_cast<size_t>(content)});
       pos += size;
       produced += static_cast<size_t>(content);
     }
     if (produced != out.bytes())
-      fail(Kind::Zstd, "frames hold " + std::to_string(produced) + " bytes, the tensor " +
+      fail_baseline(Kind::Zstd, "frames hold " + std::to_string(produced) + " bytes, the tensor " +
                            std::to_string(out.bytes()));
     contexts(dctx_, ZSTD_createDCtx);
     parallel_for(static_cast<int64_t>(frames.size()), threads_, [&](int64_t i, int w) {
       const Frame& f = frames[i];
       const size_t r = ZSTD_decompressDCtx(dctx_[static_cast<size_t>(w)], out.data + f.dst, f.content,
                                            body.data() + f.src, f.size);
-      if (ZSTD_isError(r)) fail(Kind::Zstd, "frame " + std::to_string(i) + ": " + ZSTD_getErrorName(r));
+      if (ZSTD_isError(r)) fail_baseline(Kind::Zstd, "frame " + std::to_string(i) + ": " + ZSTD_getErrorName(r));
       if (r != f.content)
-        fail(Kind::Zstd, "frame " + std::to_string(i) + " decoded to " + std::to_string(r) + " bytes, not " +
+        fail_baseline(Kind::Zstd, "frame " + std::to_string(i) + " decoded to " + std::to_string(r) + " bytes, not " +
                              std::to_string(f.content));
     });
   }
@@ -186,7 +186,7 @@ class ZstdCodec final : public Codec {
   void contexts(std::vector<Ctx*>& v, Ctx* (*create)()) {
     while (v.size() < static_cast<size_t>(threads_)) {
       Ctx* c = create();
-      if (c == nullptr) fail(Kind::Zstd, "out of memory for a context");
+      if (c == nullptr) fail_baseline(Kind::Zstd, "out of memory for a context");
       v.push_back(c);
     }
   }
@@ -208,12 +208,12 @@ class Lz4Codec final : public Codec {
   }
   size_t compress(TensorView in, std::span<uint8_t> out) override {
     if (out.size() < max_compressed_bytes(in))
-      fail(Kind::Lz4, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
-    write_header(Kind::Lz4, in, out);
+      fail_baseline(Kind::Lz4, "output buffer of " + std::to_string(out.size()) + " bytes is too small");
+    write_baseline_header(Kind::Lz4, in, out);
     auto one = [](const uint8_t* src, size_t size, uint8_t* dst, size_t cap, int) {
       const int r = LZ4_compress_default(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(dst + 4),
                                          static_cast<int>(size), static_cast<int>(cap - 4));
-      if (r <= 0) fail(Kind::Lz4, "compression failed");
+      if (r <= 0) fail_baseline(Kind::Lz4, "compression failed");
       const auto csize = static_cast<uint32_t>(r);
       std::memcpy(dst, &csize, 4);
       return size_t{4} + csize;
@@ -228,16 +228,16 @@ class Lz4Codec final : public Codec {
     for (size_t i = 0; i < n; ++i) {
       block[i] = pos;
       uint32_t csize;
-      if (body.size() - pos < 4) fail(Kind::Lz4, "block " + std::to_string(i) + ": truncated size field");
+      if (body.size() - pos < 4) fail_baseline(Kind::Lz4, "block " + std::to_string(i) + ": truncated size field");
       std::memcpy(&csize, body.data() + pos, 4);
-      if (csize > body.size() - pos - 4) fail(Kind::Lz4, "block " + std::to_string(i) + ": runs past the stream");
+      if (csize > body.size() - pos - 4) fail_baseline(Kind::Lz4, "block " + std::to_string(i) + ": runs past the stream");
       if (csize > bound(chunk_size(out.bytes(), i)) - 4)
-        fail(Kind::Lz4, "block " + std::to_string(i) + ": " + std::to_string(csize) + " bytes exceed LZ4's bound");
+        fail_baseline(Kind::Lz4, "block " + std::to_string(i) + ": " + std::to_string(csize) + " bytes exceed LZ4's bound");
       pos += 4 + size_t{csize};
     }
     block[n] = pos;
     if (pos != body.size())
-      fail(Kind::Lz4, "size: " + std::to_string(body.size() - pos) + " bytes follow the last block");
+      fail_baseline(Kind::Lz4, "size: " + std::to_string(body.size() - pos) + " bytes follow the last block");
     parallel_for(static_cast<int64_t>(n), threads_, [&](int64_t i, int) {
       const size_t size = chunk_size(out.bytes(), i);
       const auto csize = static_cast<int>(block[i + 1] - block[i] - 4);
@@ -245,7 +245,7 @@ class Lz4Codec final : public Codec {
                                         reinterpret_cast<char*>(out.data + i * kChunkBytes), csize,
                                         static_cast<int>(size));
       if (r != static_cast<int>(size))
-        fail(Kind::Lz4, "block " + std::to_string(i) + ": corrupt (decoded " + std::to_string(r) + " of " +
+        fail_baseline(Kind::Lz4, "block " + std::to_string(i) + ": corrupt (decoded " + std::to_string(r) + " of " +
                             std::to_string(size) + " bytes)");
     });
   }

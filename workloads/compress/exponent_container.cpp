@@ -4,6 +4,7 @@
 #include <string>
 
 #include "workloads/compress/exponent.hpp"
+#include "workloads/compress/exponent_detail.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -15,7 +16,7 @@ T load_le(const uint8_t* p) {
   return v;
 }
 
-[[noreturn]] void fail(const std::string& what) { throw CodecError("exponent: " + what); }
+using exponent_detail::fail;
 
 }  // namespace
 

@@ -14,8 +14,6 @@ namespace {
 
 using namespace exponent_detail;
 
-[[noreturn]] void fail(const std::string& what) { throw CodecError("exponent: " + what); }
-
 // Multi-symbol decode table indexed by the next `peek` bits of a stream. Entry: bits 0-5 the bits its
 // symbols take, 8-15 how many symbols (1..4), 16-23 the first symbol's length, 32-63 the symbols
 // (first in the low byte). Only codes wholly inside the peeked bits are taken.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <string>
 
 #include "harness/parallel.hpp"
 #include "workloads/compress/exponent.hpp"
@@ -80,5 +81,8 @@ inline uint64_t load_be64(const uint8_t* p) {
   if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
   return v;
 }
+
+/// Throws CodecError("exponent: WHAT"): a stream or buffer the codec cannot take.
+[[noreturn]] inline void fail(const std::string& what) { throw CodecError("exponent: " + what); }
 
 }  // namespace mlsb::compress::exponent_detail

@@ -23,8 +23,6 @@ constexpr int64_t kSampleStride = 16;
 constexpr int64_t kExactBelow = int64_t{1} << 21;  // smaller tensors take the exact histogram
 constexpr int kTailOctaves = 6;                // smoothing reaches this many octaves below the sample
 
-[[noreturn]] void fail(const std::string& what) { throw CodecError("exponent: " + what); }
-
 // Per symbol and per pair of symbols (index s0 | s1 << 8, the byte order of two adjacent symbols):
 // code << 8 | kMissing | length, the pair's code (at most 24 bits) being code(s0) code(s1). kMissing
 // (bit 6) marks entries involving a symbol without a code, which adds no bits; lengths (<= 24) stay in

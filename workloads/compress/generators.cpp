@@ -11,7 +11,7 @@
 namespace mlsb::compress {
 namespace {
 
-constexpr int64_t kBlock = 1 << 16;
+constexpr int64_t kFillBlock = 1 << 16;
 constexpr int64_t kParallelFrom = 1 << 22;  // elements; below this one thread is faster than starting two
 
 enum class Dist { Gaussian, Laplace, Uniform, Outliers, Pathological };
@@ -105,9 +105,9 @@ Tensor generate(std::string_view distribution, DType dtype, int64_t count, doubl
   t.dtype = dtype;
   t.shape = {count};
   t.data.resize(static_cast<size_t>(count) * dtype_size(dtype));
-  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  const int64_t blocks = (count + kFillBlock - 1) / kFillBlock;
   parallel_for(blocks, count >= kParallelFrom ? 2 : 1, [&](int64_t b, int) {
-    fill_block(p, t.data.data(), b * kBlock, std::min(count, (b + 1) * kBlock), b);
+    fill_block(p, t.data.data(), b * kFillBlock, std::min(count, (b + 1) * kFillBlock), b);
   });
   return t;
 }

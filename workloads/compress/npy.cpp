@@ -13,7 +13,7 @@ namespace mlsb::compress {
 namespace detail {
 namespace {
 
-constexpr uint64_t kMaxHeaderBytes = 1u << 20;
+constexpr uint64_t kMaxNpyHeaderBytes = 1u << 20;
 
 struct NpyHeader {
   TensorInfo info;
@@ -127,7 +127,7 @@ class DictParser {
   size_t pos_ = 0;
 };
 
-NpyHeader read_header(InputFile& file) {
+NpyHeader read_npy_header(InputFile& file) {
   uint8_t pre[8];
   file.read(0, pre, "the .npy preamble");
   const uint8_t major = pre[6], minor = pre[7];
@@ -146,7 +146,7 @@ NpyHeader read_header(InputFile& file) {
     len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint64_t>(b[3]) << 24);
     start = 12;
   }
-  if (len > kMaxHeaderBytes) file.fail("header length " + std::to_string(len) + " exceeds the 1 MB limit");
+  if (len > kMaxNpyHeaderBytes) file.fail("header length " + std::to_string(len) + " exceeds the 1 MB limit");
   std::string text(len, '\0');
   file.read(start, {reinterpret_cast<uint8_t*>(text.data()), text.size()}, "the .npy header");
   NpyHeader h = DictParser(file, text).parse();
@@ -157,10 +157,10 @@ NpyHeader read_header(InputFile& file) {
 
 }  // namespace
 
-std::vector<TensorInfo> npy_list(InputFile& file) { return {read_header(file).info}; }
+std::vector<TensorInfo> npy_list(InputFile& file) { return {read_npy_header(file).info}; }
 
 Tensor npy_load(InputFile& file, std::string_view name) {
-  NpyHeader h = read_header(file);
+  NpyHeader h = read_npy_header(file);
   if (name != "all" && name != h.info.name)
     file.fail("no tensor named '" + std::string(name) + "' (a .npy file holds one, named '" + h.info.name +
               "' after the file, or use 'all')");

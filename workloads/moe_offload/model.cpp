@@ -17,12 +17,6 @@
 namespace mlsb::moe_offload {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 void free_floats(float* p, void (*release)(float*)) {
   if (!p) return;
   if (release) release(p);

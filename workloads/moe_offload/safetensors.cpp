@@ -13,6 +13,13 @@
 namespace fs = std::filesystem;
 
 namespace mlsb::moe_offload {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
@@ -26,12 +33,6 @@ uint64_t dtype_bytes(const std::string& dtype) {
   if (dtype == "BF16" || dtype == "F16" || dtype == "I16" || dtype == "U16") return 2;
   if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
   return 0;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 [[noreturn]] void fail(const std::string& file, const std::string& why) {

@@ -27,4 +27,7 @@ std::map<std::string, TensorInfo> read_safetensors_index(const std::string& path
 /// another dtype or a read failure.
 void read_tensor_f32(const std::string& name, const TensorInfo& t, float* out);
 
+/// A tensor shape as text for messages: "[2, 3]".
+std::string shape_text(const std::vector<int64_t>& shape);
+
 }  // namespace mlsb::moe_offload

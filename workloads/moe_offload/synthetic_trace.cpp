@@ -9,7 +9,7 @@
 namespace mlsb::moe_offload {
 namespace {
 
-void check(const SyntheticTraceSpec& s) {
+void check_spec(const SyntheticTraceSpec& s) {
   auto positive = [](int64_t v, const char* axis) {
     if (v < 1) throw std::invalid_argument(std::string(axis) + ": must be >= 1");
   };
@@ -42,7 +42,7 @@ int32_t draw_unchosen(std::discrete_distribution<int32_t>& popularity, const int
 }  // namespace
 
 RoutingTrace synthetic_trace(const SyntheticTraceSpec& spec) {
-  check(spec);
+  check_spec(spec);
   const int64_t L = spec.layers, E = spec.experts, k = spec.topk;
   std::mt19937_64 rng(spec.seed);
   // Popularity: Zipf weights over a random permutation of the experts, per layer.

@@ -17,7 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 reports::RunData latest(const fs::path& db) {
   reports::Store store(db.string(), /*read_only=*/true);
@@ -35,7 +35,7 @@ std::string codec_of(const reports::CaseRecord& c) { return c.params.value("code
 TEST(CompressCli, LosslessAndLossyCodecsRecordTheirMetrics) {
   test::TempDir dir;
   const auto r = test::run_cli("run compress -p codec=none,exponent,zstd,lz4,int8-block,topk -p elements=200000 "
-                     "--repetitions 2 --db " + quote(dir / "r.db"));
+                     "--repetitions 2 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 6u);
@@ -64,7 +64,7 @@ TEST(CompressCli, LosslessAndLossyCodecsRecordTheirMetrics) {
 TEST(CompressCli, PathologicalTensorsRoundTripInEveryDtypeAndSize) {
   test::TempDir dir;
   const auto r = test::run_cli("run compress -p codec=exponent,zstd,lz4 -p distribution=pathological -p dtype=bf16,fp16,fp32 "
-                     "-p elements=1,2,70001 --repetitions 1 --db " + quote(dir / "r.db"));
+                     "-p elements=1,2,70001 --repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.cases.size(), 27u);
@@ -75,7 +75,7 @@ TEST(CompressCli, PathologicalTensorsRoundTripInEveryDtypeAndSize) {
 // round-trips, and has no compression ratio (not a ratio of 0).
 TEST(CompressCli, EmptyTensorsHaveNoRatio) {
   test::TempDir dir;
-  const auto zero = test::run_cli("run compress -p elements=0 --db " + quote(dir / "z.db"));
+  const auto zero = test::run_cli("run compress -p elements=0 --db " + shell_quote(dir / "z.db"));
   EXPECT_EQ(zero.exit_code, 2) << zero.err;
   EXPECT_THAT(zero.err, HasSubstr("elements"));
   EXPECT_FALSE(fs::exists(dir / "z.db"));
@@ -83,7 +83,7 @@ TEST(CompressCli, EmptyTensorsHaveNoRatio) {
   compress::Tensor empty{"empty", compress::DType::F32, {0}, {}};
   compress::write_npy(dir / "empty.npy", empty);
   const auto r = test::run_cli("run compress -p codec=exponent,zstd -p dtype=fp32 -p tensor_file=" +
-                               quote(dir / "empty.npy") + " --repetitions 1 --db " + quote(dir / "r.db"));
+                               shell_quote(dir / "empty.npy") + " --repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
@@ -102,7 +102,7 @@ TEST(CompressCli, EmptyTensorsHaveNoRatio) {
 TEST(CompressCli, ErrorFeedbackErrorsDoNotGrowWithTheSampleCount) {
   test::TempDir dir;
   const auto r = test::run_cli("run compress -p codec=topk -p density=0.1 -p elements=65536 --repetitions 40 --db " +
-                               quote(dir / "r.db"));
+                               shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 1u);
@@ -119,15 +119,15 @@ TEST(CompressCli, FileTensorsKeepTheirDtypeUnlessCast) {
   compress::Tensor t = compress::generate("gaussian", compress::DType::F32, 4096, 0.02, 3);
   t.name = "w";
   compress::write_npy(dir / "w.npy", t);
-  const auto own = test::run_cli("run compress -p codec=zstd -p tensor_file=" + quote(dir / "w.npy") +
-                                 " --repetitions 1 --db " + quote(dir / "r.db"));
+  const auto own = test::run_cli("run compress -p codec=zstd -p tensor_file=" + shell_quote(dir / "w.npy") +
+                                 " --repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(own.exit_code, 0) << own.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 1u);
   EXPECT_EQ(run.cases[0].reason, "");  // no cast, no warning
   EXPECT_EQ(run.cases[0].params["dtype"], "auto");
-  const auto cast = test::run_cli("run compress -p codec=zstd -p dtype=bf16 -p tensor_file=" + quote(dir / "w.npy") +
-                                  " --repetitions 1 --db " + quote(dir / "r.db"));
+  const auto cast = test::run_cli("run compress -p codec=zstd -p dtype=bf16 -p tensor_file=" + shell_quote(dir / "w.npy") +
+                                  " --repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(cast.exit_code, 0) << cast.err;
   EXPECT_THAT(latest(dir / "r.db").cases[0].reason, HasSubstr("is fp32; cast to bf16 as -p dtype asks"));
 }
@@ -145,7 +145,7 @@ TEST(CompressCli, TensorFilesAreReadAndBadOnesFailTheirCaseOnly) {
     {"workload": "compress", "params": {"tensor_file": ")" + (dir / "cut.safetensors").string() + R"("}},
     {"workload": "compress", "params": {"tensor_file": ")" + (dir / "good.safetensors").string() +
                                            R"(", "tensor": "layer.weight"}}]})");
-  const auto r = test::run_cli("run " + quote(dir / "suite.json") + " --repetitions 1 --db " + quote(dir / "r.db"));
+  const auto r = test::run_cli("run " + shell_quote(dir / "suite.json") + " --repetitions 1 --db " + shell_quote(dir / "r.db"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
@@ -153,7 +153,7 @@ TEST(CompressCli, TensorFilesAreReadAndBadOnesFailTheirCaseOnly) {
   EXPECT_THAT(run.cases[0].reason, HasSubstr("cut.safetensors"));
   EXPECT_EQ(run.cases[1].status, "ok") << run.cases[1].reason;
 
-  const auto missing = test::run_cli("run compress -p tensor_file=" + quote(dir / "nope.safetensors") + " --db " + quote(dir / "m.db"));
+  const auto missing = test::run_cli("run compress -p tensor_file=" + shell_quote(dir / "nope.safetensors") + " --db " + shell_quote(dir / "m.db"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("nope.safetensors"));
   EXPECT_FALSE(fs::exists(dir / "m.db"));
@@ -161,7 +161,7 @@ TEST(CompressCli, TensorFilesAreReadAndBadOnesFailTheirCaseOnly) {
 
 TEST(CompressCli, CudaBackendWithoutAGpuSkipsWithTheReason) {
   test::TempDir dir;
-  const auto r = test::run_cli("run compress -p elements=1000 --backend cuda --db " + quote(dir / "r.db"));
+  const auto r = test::run_cli("run compress -p elements=1000 --backend cuda --db " + shell_quote(dir / "r.db"));
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 1u);
   if (run.cases[0].status == "ok") GTEST_SKIP() << "a GPU is present";
@@ -173,7 +173,7 @@ TEST(CompressCli, CudaBackendWithoutAGpuSkipsWithTheReason) {
 TEST(CompressCli, PlannerRecordsThePlanAndStaysWithinTheBudget) {
   test::TempDir dir;
   const auto r = test::run_cli("run compress -p mode=plan -p scale=64 -p link_gbps=12.5 -p error_budget=0,0.05 "
-                     "--repetitions 1 --db " + quote(dir / "r.db"));
+                     "--repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
@@ -194,7 +194,7 @@ TEST(CompressCli, PlannerRecordsThePlanAndStaysWithinTheBudget) {
 
 TEST(CompressCli, CollectivesOnOneRankMatchTheUncompressedOnes) {
   test::TempDir dir;
-  const auto r = test::run_cli("run compress-collectives -p elements=65536 --repetitions 1 --db " + quote(dir / "r.db"));
+  const auto r = test::run_cli("run compress-collectives -p elements=65536 --repetitions 1 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.cases.size(), 18u);
@@ -222,7 +222,7 @@ TEST(CompressCli, ImportsGoogleBenchmarkJson) {
       {"name": "BM_B", "run_name": "BM_B", "run_type": "iteration", "error_occurred": true,
        "error_message": "input too small", "iterations": 0, "real_time": 0, "cpu_time": 0, "time_unit": "ns"}
     ]})");
-  const auto r = test::run_cli("import gbench " + quote(dir / "gb.json") + " --tag micro --db " + quote(dir / "r.db"));
+  const auto r = test::run_cli("import gbench " + shell_quote(dir / "gb.json") + " --tag micro --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.run.suite, "gbench:bench_codecs");
@@ -241,11 +241,11 @@ TEST(CompressCli, ImportsGoogleBenchmarkJson) {
   // Real Google Benchmark output, when the store benchmark is built.
   const fs::path bench = fs::path(MLSB_BUILD_DIR) / "reports" / "bench" / "bench_store";
   if (fs::exists(bench)) {
-    const auto b = test::run_shell(quote(bench) + " --benchmark_filter=RenderHtml --benchmark_repetitions=2 "
-                                   "--benchmark_min_time=0.01 --benchmark_out=" + quote(dir / "real.json") +
+    const auto b = test::run_shell(shell_quote(bench) + " --benchmark_filter=RenderHtml --benchmark_repetitions=2 "
+                                   "--benchmark_min_time=0.01 --benchmark_out=" + shell_quote(dir / "real.json") +
                                    " --benchmark_out_format=json > /dev/null");
     ASSERT_EQ(b.exit_code, 0) << b.err;
-    const auto imp = test::run_cli("import gbench " + quote(dir / "real.json") + " --db " + quote(dir / "r.db"));
+    const auto imp = test::run_cli("import gbench " + shell_quote(dir / "real.json") + " --db " + shell_quote(dir / "r.db"));
     ASSERT_EQ(imp.exit_code, 0) << imp.err;
     const auto real = latest(dir / "r.db");
     ASSERT_EQ(real.cases.size(), 1u);
@@ -254,7 +254,7 @@ TEST(CompressCli, ImportsGoogleBenchmarkJson) {
   }
 
   test::write_file(dir / "bad.json", R"({"benchmarks": [{"name": "X", "real_time": "fast"}]})");
-  const auto bad = test::run_cli("import gbench " + quote(dir / "bad.json") + " --db " + quote(dir / "r.db"));
+  const auto bad = test::run_cli("import gbench " + shell_quote(dir / "bad.json") + " --db " + shell_quote(dir / "r.db"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("real_time"));
 }

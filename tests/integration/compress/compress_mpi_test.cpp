@@ -15,9 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
-std::string mpirun(int ranks) {
+std::string mpirun_oversubscribed(int ranks) {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
          "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe ";
 }
@@ -29,8 +29,8 @@ void skip_without_mpirun() {
 TEST(CompressMpi, EveryCollectiveAndCodecFamilyOnFourRanks) {
   skip_without_mpirun();
   test::TempDir dir;
-  const auto r = test::run_shell(mpirun(4) + quote(test::binary()) + " run compress-collectives -p elements=65536 "
-                                 "--repetitions 2 --db " + quote(dir / "r.db"));
+  const auto r = test::run_shell(mpirun_oversubscribed(4) + shell_quote(test::binary()) + " run compress-collectives -p elements=65536 "
+                                 "--repetitions 2 --db " + shell_quote(dir / "r.db"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), /*read_only=*/true);
   const auto runs = store.list_runs();

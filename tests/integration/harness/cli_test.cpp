@@ -21,7 +21,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 fs::path authored_dataset() { return test::source_dir() / "datasets" / "toolbench" / "tasks.json"; }
 
@@ -65,7 +65,7 @@ TEST(CliList, ShowsWorkloadsAxesMetricsAndSuites) {
 
 TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   test::TempDir dir;
-  const std::string db = "--db " + quote(dir / "x.db") + " ";
+  const std::string db = "--db " + shell_quote(dir / "x.db") + " ";
   struct Case {
     std::string args, expected;
   };
@@ -76,10 +76,10 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
       {"run toolbench -p trials", "expected axis=value"},
-      {"run " + quote(dir / "bad.json"), "bad.json: not valid JSON"},
-      {"run " + quote(dir / "missing.json"), "missing.json: does not exist"},
+      {"run " + shell_quote(dir / "bad.json"), "bad.json: not valid JSON"},
+      {"run " + shell_quote(dir / "missing.json"), "missing.json: does not exist"},
       {"run toolbench --filter nomatch", "no case matches --filter"},
-      {"run toolbench -p dataset=" + quote(dir / "none.json"), "none.json does not exist"},
+      {"run toolbench -p dataset=" + shell_quote(dir / "none.json"), "none.json does not exist"},
       {"run toolbench --bogus", "--bogus"},
       {"run toolbench --timeout nan", "finite"},
       {"report -f pdf", "pdf"},
@@ -135,7 +135,7 @@ TEST(CliStore, DbRmRefusesARunStillMarkedRunningUnlessForced) {
     run.suite = "smoke";
     store.begin_run(run);
   }
-  const std::string db = "--db " + quote(dir / "r.db") + " ";
+  const std::string db = "--db " + shell_quote(dir / "r.db") + " ";
   const auto refused = test::run_cli(db + "db rm 0b9d6f50");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("still running"));
@@ -149,12 +149,12 @@ TEST(CliStore, NotSqliteFileIsReportedAndLeftIntact) {
   const std::string garbage = "this is not a database, it is a text file\n";
   test::write_file(dir / "notes.db", garbage);
   for (const std::string args : {"run smoke", "report latest --format json", "db ls"}) {
-    const auto r = test::run_cli("--db " + quote(dir / "notes.db") + " " + args);
+    const auto r = test::run_cli("--db " + shell_quote(dir / "notes.db") + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_THAT(r.err, AllOf(HasSubstr("notes.db"), HasSubstr("not an SQLite database"))) << args;
   }
   EXPECT_EQ(test::read_file(dir / "notes.db"), garbage);
-  const auto missing = test::run_cli("--db " + quote(dir / "none.db") + " report latest");
+  const auto missing = test::run_cli("--db " + shell_quote(dir / "none.db") + " report latest");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("none.db"));
 }
@@ -162,7 +162,7 @@ TEST(CliStore, NotSqliteFileIsReportedAndLeftIntact) {
 TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   skip_without_servers();
   test::TempDir dir;
-  const std::string db = "--db " + quote(dir / "r.db") + " ";
+  const std::string db = "--db " + shell_quote(dir / "r.db") + " ";
   const auto full = test::run_cli(db + "run smoke --tag full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   // A swept axis names every case of the sweep, the one at the default value included.
@@ -179,7 +179,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
     EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench/agent=oracle  ok"));
   }
   for (const std::string fmt : {"html", "json", "md", "gbench"}) {
-    const auto r = test::run_cli(db + "report cand --format " + fmt + " -o " + quote(dir / ("r." + fmt)));
+    const auto r = test::run_cli(db + "report cand --format " + fmt + " -o " + shell_quote(dir / ("r." + fmt)));
     ASSERT_EQ(r.exit_code, 0) << fmt << r.err;
     EXPECT_GT(fs::file_size(dir / ("r." + fmt)), 200u) << fmt;
   }
@@ -290,10 +290,10 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
     return n;
   };
   EXPECT_EQ(leftovers(), 1);  // the case in flight's folder
-  const auto ls = test::run_cli("--db " + quote(db) + " db ls");
+  const auto ls = test::run_cli("--db " + shell_quote(db) + " db ls");
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_THAT(ls.out, HasSubstr("interrupted"));
-  const auto show = test::run_cli("--db " + quote(db) + " db show " + std::to_string(run_id));
+  const auto show = test::run_cli("--db " + shell_quote(db) + " db show " + std::to_string(run_id));
   EXPECT_THAT(show.out, AllOf(HasSubstr("status:   interrupted  — its process (pid " + std::to_string(pid)),
                               HasSubstr("is gone: killed")));
   {
@@ -304,7 +304,7 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
     EXPECT_GE(run.cases.size(), committed);
     EXPECT_EQ(run.cases[0].status, "ok");
   }
-  const auto next = test::run_shell("TMPDIR=" + quote(tmp) + " " + quote(test::binary()) + " --db " + quote(db) +
+  const auto next = test::run_shell("TMPDIR=" + shell_quote(tmp) + " " + shell_quote(test::binary()) + " --db " + shell_quote(db) +
                                     " run compress -p elements=1K --repetitions 1");
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_EQ(leftovers(), 0);
@@ -317,8 +317,8 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
   const fs::path dataset = test::shared_dir() / "mcptoolbench/data/file_system/filesystem_0723_single.json";
   if (!fs::exists(dataset)) GTEST_SKIP() << "no " << dataset;
   test::TempDir dir;
-  const std::string db = "--db " + quote(dir / "r.db") + " ";
-  const auto r = test::run_cli(db + "run toolbench -p dataset=" + quote(dataset) + " -p agent=oracle");
+  const std::string db = "--db " + shell_quote(dir / "r.db") + " ";
+  const auto r = test::run_cli(db + "run toolbench -p dataset=" + shell_quote(dataset) + " -p agent=oracle");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   reports::Store store(dir / "r.db", true);
   const auto run = store.load_run(*store.resolve_run("latest"));
@@ -343,7 +343,7 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
   ASSERT_EQ(c.samples.count("pass_at_1"), 1u);
   EXPECT_NEAR(c.samples.at("pass_at_1").at(0), (241.0 - failing) / 241.0, 1e-12);
   EXPECT_EQ(c.samples.at("ast_accuracy").at(0), 1.0);  // the oracle's calls are the labels
-  const auto html = test::run_cli(db + "report latest --format html -o " + quote(dir / "r.html"));
+  const auto html = test::run_cli(db + "report latest --format html -o " + shell_quote(dir / "r.html"));
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_THAT(test::read_file(dir / "r.html"), HasSubstr("filesystem"));
 }

@@ -15,7 +15,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 // A store holding one finished run with a measured case and a failed one.
 void write_store(const std::filesystem::path& db) {
@@ -49,19 +49,19 @@ void write_store(const std::filesystem::path& db) {
 TEST(CliImportJson, MovesARunToAnotherStoreOnceAndRefusesAnotherSchema) {
   test::TempDir dir;
   write_store(dir / "a.db");
-  const auto report = test::run_cli(dir / "a.db", "report latest --format json -o " + quote(dir / "r.json"));
+  const auto report = test::run_cli(dir / "a.db", "report latest --format json -o " + shell_quote(dir / "r.json"));
   ASSERT_EQ(report.exit_code, 0) << report.err;
 
-  const std::string b = "--db " + quote(dir / "b.db") + " ";
-  const auto first = test::run_cli(b + "import json " + quote(dir / "r.json") + " --tag imported");
+  const std::string b = "--db " + shell_quote(dir / "b.db") + " ";
+  const auto first = test::run_cli(b + "import json " + shell_quote(dir / "r.json") + " --tag imported");
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_THAT(first.err, AllOf(HasSubstr("imported run 5d0c1f7e-0000-4000-8000-000000000001"), HasSubstr("2 case(s)")));
-  const auto again = test::run_cli(b + "import json " + quote(dir / "r.json"));
+  const auto again = test::run_cli(b + "import json " + shell_quote(dir / "r.json"));
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_THAT(again.err, AllOf(HasSubstr("is already in"), HasSubstr("nothing imported")));
 
   // The imported run is the original, tagged: its report differs only in the run id and the tags.
-  const auto copied = test::run_cli(b + "report imported --format json -o " + quote(dir / "copy.json"));
+  const auto copied = test::run_cli(b + "report imported --format json -o " + shell_quote(dir / "copy.json"));
   ASSERT_EQ(copied.exit_code, 0) << copied.err;
   auto original = nlohmann::json::parse(test::read_file(dir / "r.json"));
   auto copy = nlohmann::json::parse(test::read_file(dir / "copy.json"));
@@ -78,7 +78,7 @@ TEST(CliImportJson, MovesARunToAnotherStoreOnceAndRefusesAnotherSchema) {
   newer["schema"] = "mlsysbench.report/2";
   newer["run"]["uuid"] = "5d0c1f7e-0000-4000-8000-000000000002";
   test::write_file(dir / "newer.json", newer.dump());
-  const auto refused = test::run_cli("--db " + quote(dir / "c.db") + " import json " + quote(dir / "newer.json"));
+  const auto refused = test::run_cli("--db " + shell_quote(dir / "c.db") + " import json " + shell_quote(dir / "newer.json"));
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, AllOf(HasSubstr("newer.json"), HasSubstr("\"mlsysbench.report/2\""),
                                  HasSubstr("\"mlsysbench.report/1\"")));

@@ -19,7 +19,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 // A few of the smoke suite's fastest cases (a codec on 1M elements, one expert-cache policy): two nightly
 // runs of them with 3 repetitions take a few seconds.
@@ -27,9 +27,9 @@ constexpr const char* kFastCases = "^(compress/.*codec=int8-block|moe_offload/.*
 
 // The script's command line; under GitHub Actions it would add its summaries to the job's, so not here.
 std::string script(const std::string& args) {
-  return "env -u GITHUB_STEP_SUMMARY " + quote(test::source_dir() / "scripts" / "nightly") + " " + args;
+  return "env -u GITHUB_STEP_SUMMARY " + shell_quote(test::source_dir() / "scripts" / "nightly") + " " + args;
 }
-std::string nightly(const std::string& args) { return script("--binary " + quote(test::binary()) + " " + args); }
+std::string nightly(const std::string& args) { return script("--binary " + shell_quote(test::binary()) + " " + args); }
 
 bool real_gpu_driver() { return test::run_shell("nvidia-smi -L").exit_code == 0; }
 
@@ -66,13 +66,13 @@ void import_as_older_commit(const fs::path& db, const fs::path& report, double f
     }
   const fs::path file = db.parent_path() / "older.json";
   test::write_file(file, j.dump());
-  const auto r = test::run_cli(db, "import json " + quote(file));
+  const auto r = test::run_cli(db, "import json " + shell_quote(file));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
 std::string smoke_args(const fs::path& db, const fs::path& out) {
   return "--backend cpu --suite smoke --repetitions 3 --history 5 --branch nightly-test --filter '" +
-         std::string(kFastCases) + "' --db " + quote(db) + " --out " + quote(out);
+         std::string(kFastCases) + "' --db " + shell_quote(db) + " --out " + shell_quote(out);
 }
 
 void expect_artifacts(const fs::path& out, const std::vector<std::string>& files, const std::string& err) {
@@ -155,7 +155,7 @@ TEST(Nightly, CudaWithoutAGpuIsAnUnfitEnvironment) {
   if (real_gpu_driver()) GTEST_SKIP() << "a GPU driver answers here: the cuda suites would run";
   test::TempDir dir;
   const auto r = test::run_shell(
-      nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
+      nightly("--backend cuda --suite compress-gpu --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("needs an NVIDIA GPU"));
   EXPECT_THAT(test::read_file(dir / "out" / "summary.md"), HasSubstr("UNFIT ENVIRONMENT (exit 3)"));
@@ -166,8 +166,8 @@ TEST(Nightly, AGpuBusyWithAnotherProcessIsAnUnfitEnvironment) {
   test::TempDir dir;
   const fs::path bin = fake_nvidia_smi(dir);
   const auto r = test::run_shell(
-      "PATH=" + quote(bin) + ":\"$PATH\" FAKE_GPU_PROCS='4242, python3, 1024 MiB' " +
-      nightly("--backend cuda --suite compress-gpu --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
+      "PATH=" + shell_quote(bin) + ":\"$PATH\" FAKE_GPU_PROCS='4242, python3, 1024 MiB' " +
+      nightly("--backend cuda --suite compress-gpu --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("4242, python3, 1024 MiB"));
   EXPECT_THAT(r.err, HasSubstr("the GPU is busy"));
@@ -180,9 +180,9 @@ TEST(Nightly, ACudaSuiteWhoseEveryCaseIsSkippedIsAnUnfitEnvironment) {
   test::TempDir dir;
   const fs::path bin = fake_nvidia_smi(dir);
   const auto r =
-      test::run_shell("PATH=" + quote(bin) + ":\"$PATH\" " +
+      test::run_shell("PATH=" + shell_quote(bin) + ":\"$PATH\" " +
                       nightly("--backend cuda --suite compress-gpu --repetitions 1 --filter codec=fp8-e4m3 --db " +
-                              quote(dir / "n.db") + " --out " + quote(dir / "out")));
+                              shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const auto summary = test::read_file(dir / "out" / "summary.md");
   EXPECT_THAT(summary, HasSubstr("every case was skipped"));
@@ -194,7 +194,7 @@ TEST(Nightly, AnOutputFolderItCannotWriteIsAUsageError) {
   test::TempDir dir;
   test::write_file(dir / "a-file", "");  // a folder below a regular file cannot be made, even by root
   const auto r = test::run_shell(
-      nightly("--backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " + quote(dir / "a-file" / "out")));
+      nightly("--backend cpu --suite smoke --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "a-file" / "out")));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("is not writable"));
   EXPECT_FALSE(fs::exists(dir / "n.db"));
@@ -205,7 +205,7 @@ TEST(Nightly, UsageErrorsExit2) {
        {"--backend tpu", "--repetitions 0", "--suite", "--no-such-option", "--backend cpu --suite no-such-suite"}) {
     test::TempDir dir;
     const auto r =
-        test::run_shell(nightly(std::string(args) + " --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
+        test::run_shell(nightly(std::string(args) + " --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
   }
 }
@@ -217,8 +217,8 @@ TEST(Nightly, ABuildFailureExits4) {
   test::write_file(bin / "cmake", "#!/bin/sh\necho 'CMake Error: this build is broken' >&2\nexit 1\n");
   fs::permissions(bin / "cmake", fs::perms::owner_all);
   const auto r = test::run_shell(
-      "PATH=" + quote(bin) + ":\"$PATH\" " +
-      script("--backend cpu --suite smoke --db " + quote(dir / "n.db") + " --out " + quote(dir / "out")));
+      "PATH=" + shell_quote(bin) + ":\"$PATH\" " +
+      script("--backend cpu --suite smoke --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_THAT(r.err, HasSubstr("the build failed"));
   EXPECT_THAT(test::read_file(dir / "out" / "logs" / "build.log"), HasSubstr("this build is broken"));

@@ -28,13 +28,13 @@ class HttpServe {
  public:
   explicit HttpServe(const fs::path& db, const fs::path& log)
       : log_(log),
-        child_(SpawnOptions{test::binary(),
-                            {test::binary().string(), "--db", db.string(), "mcp-serve", "--http", "--port", "0"},
+        child_(SpawnOptions{mlsb::test::binary(),
+                            {mlsb::test::binary().string(), "--db", db.string(), "mcp-serve", "--http", "--port", "0"},
                             {}, "", log.string(), false}) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (url_.empty() && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      const std::string text = fs::exists(log_) ? test::read_file(log_) : "";
+      const std::string text = fs::exists(log_) ? mlsb::test::read_file(log_) : "";
       const auto at = text.find("listening on ");
       if (at != std::string::npos) url_ = text.substr(at + 13, text.find(' ', at + 13) - at - 13);
     }
@@ -51,7 +51,7 @@ class HttpServe {
 ServerSpec stdio_spec(const fs::path& db, const fs::path& log) {
   ServerSpec spec;
   spec.name = "mlsysbench";
-  spec.command = {test::binary().string(), "--db", db.string(), "mcp-serve"};
+  spec.command = {mlsb::test::binary().string(), "--db", db.string(), "mcp-serve"};
   spec.stderr_log = log.string();
   return spec;
 }
@@ -116,7 +116,7 @@ void exercise(Client& client) {
 }
 
 TEST(McpServe, StdioServesTheHarnessToOurClient) {
-  test::TempDir dir;
+  mlsb::test::TempDir dir;
   auto client = Client::connect(stdio_spec(dir / "runs.db", dir / "serve.log"));
   EXPECT_EQ(client->server_info()["name"], "mlsysbench");
   const CallResult none = client->call_tool("get_report", json::object());  // nothing stored yet
@@ -130,9 +130,9 @@ TEST(McpServe, StdioServesTheHarnessToOurClient) {
 }
 
 TEST(McpServe, StreamableHttpServesTheHarnessToOurClient) {
-  test::TempDir dir;
+  mlsb::test::TempDir dir;
   HttpServe serve(dir / "runs.db", dir / "serve.log");
-  ASSERT_FALSE(serve.url().empty()) << test::read_file(dir / "serve.log");
+  ASSERT_FALSE(serve.url().empty()) << mlsb::test::read_file(dir / "serve.log");
   EXPECT_EQ(serve.url().rfind("http://127.0.0.1:", 0), 0u);
   ServerSpec spec;
   spec.name = "mlsysbench-http";
@@ -169,7 +169,7 @@ std::string answer_to_partial_post(int port, const std::string& head) {
 
 // The transport's rules, by hand: sessions, GET, protocol version, Origin, bad JSON.
 TEST(McpServe, StreamableHttpEnforcesSessionsVersionAndOrigin) {
-  test::TempDir dir;
+  mlsb::test::TempDir dir;
   HttpServe serve(dir / "runs.db", dir / "serve.log");
   ASSERT_FALSE(serve.url().empty());
   const std::string port = serve.url().substr(17, serve.url().rfind('/') - 17);
@@ -222,19 +222,19 @@ TEST(McpServe, StreamableHttpEnforcesSessionsVersionAndOrigin) {
 
 // The official conformance suite's server scenarios that apply to a tools-only server.
 TEST(McpServe, PassesTheConformanceServerScenarios) {
-  const fs::path cli = test::npm_bin_dir() / "conformance";
+  const fs::path cli = mlsb::test::npm_bin_dir() / "conformance";
   ASSERT_TRUE(fs::exists(cli)) << cli << " missing: run scripts/setup-deps";
-  test::TempDir dir;
+  mlsb::test::TempDir dir;
   HttpServe serve(dir / "runs.db", dir / "serve.log");
   ASSERT_FALSE(serve.url().empty());
   for (const char* scenario : {"server-initialize", "ping", "tools-list", "dns-rebinding-protection"}) {
     const fs::path out = dir / scenario;
-    const test::CommandResult r = test::run_shell(test::shell_quote(cli) + " server --url " + serve.url() +
-                                                  " --scenario " + scenario + " -o " + test::shell_quote(out));
+    const mlsb::test::CommandResult r = mlsb::test::run_shell(mlsb::test::shell_quote(cli) + " server --url " + serve.url() +
+                                                  " --scenario " + scenario + " -o " + mlsb::test::shell_quote(out));
     EXPECT_EQ(r.exit_code, 0) << scenario << ": " << r.out << r.err;
     int checked = 0;
     for (const auto& run : fs::directory_iterator(out))
-      for (const auto& c : json::parse(test::read_file(run.path() / "checks.json"))) {
+      for (const auto& c : json::parse(mlsb::test::read_file(run.path() / "checks.json"))) {
         const std::string status = c.value("status", "");
         EXPECT_TRUE(status == "SUCCESS" || status == "INFO") << scenario << ": " << c.dump();
         checked += status == "SUCCESS";
@@ -244,11 +244,11 @@ TEST(McpServe, PassesTheConformanceServerScenarios) {
 }
 
 TEST(McpServe, TheOfficialSdkClientUsesItOverStdioAndHttp) {
-  const fs::path script = test::source_dir() / "tests/integration/mcp/sdk_client.mjs";
-  if (!fs::exists(test::source_dir() / "mcp/servers/node_modules/@modelcontextprotocol/sdk"))
+  const fs::path script = mlsb::test::source_dir() / "tests/integration/mcp/sdk_client.mjs";
+  if (!fs::exists(mlsb::test::source_dir() / "mcp/servers/node_modules/@modelcontextprotocol/sdk"))
     GTEST_FAIL() << "the SDK is missing: run scripts/setup-deps";
-  test::TempDir dir;
-  const auto check = [](const test::CommandResult& r) {
+  mlsb::test::TempDir dir;
+  const auto check = [](const mlsb::test::CommandResult& r) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const json seen = json::parse(r.out);
     EXPECT_EQ(seen["server"]["name"], "mlsysbench");
@@ -256,11 +256,11 @@ TEST(McpServe, TheOfficialSdkClientUsesItOverStdioAndHttp) {
     EXPECT_NE(std::find(seen["workloads"].begin(), seen["workloads"].end(), "moe_train"), seen["workloads"].end());
     EXPECT_TRUE(seen["missing_is_error"].get<bool>()) << seen;
   };
-  check(test::run_shell("node " + test::shell_quote(script) + " stdio " + test::shell_quote(test::binary()) +
-                        " --db " + test::shell_quote(dir / "stdio.db") + " mcp-serve"));
+  check(mlsb::test::run_shell("node " + mlsb::test::shell_quote(script) + " stdio " + mlsb::test::shell_quote(mlsb::test::binary()) +
+                        " --db " + mlsb::test::shell_quote(dir / "stdio.db") + " mcp-serve"));
   HttpServe serve(dir / "http.db", dir / "serve.log");
   ASSERT_FALSE(serve.url().empty());
-  check(test::run_shell("node " + test::shell_quote(script) + " http " + serve.url()));
+  check(mlsb::test::run_shell("node " + mlsb::test::shell_quote(script) + " http " + serve.url()));
 }
 
 }  // namespace

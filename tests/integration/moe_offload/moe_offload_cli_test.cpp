@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 double median(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
@@ -83,7 +83,7 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
 TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
   test::TempDir dir;
   const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-e8-top2.jsonl";
-  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p trace=" + quote(trace) +
+  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p trace=" + shell_quote(trace) +
                                         " -p policy=lru,predictive,belady -p phase=decode,prefill -p batch=8 "
                                         "-p hidden=32 -p ffn=32 --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -129,7 +129,7 @@ TEST(MoeOffloadCli, EdgeTracesRunAPresetWithMoreExpertsAndASteepZipf) {
   test::TempDir dir;
   // The recorded trace uses 16 experts per layer; Qwen3's layers have 128.
   const fs::path trace = test::source_dir() / "datasets/moe_traces/lm-l4-e16-top2.jsonl";
-  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + shell_quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
                               "-p preset_layers=4 -p policy=lru,predictive --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
@@ -160,11 +160,11 @@ TEST(MoeOffloadCli, ServesACheckpointsExpertsAndFailsOnAMismatchedOne) {
   write_checkpoint(dir / "moe.safetensors", 2, 4, 16, 24);
   const std::string common = " -p layers=2 -p experts=4 -p hidden=16 -p sequences=4 -p seq_len=16 "
                              "-p policy=lru,belady --repetitions 1";
-  auto r = test::run_cli(dir / "a.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=24" + common);
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=24" + common);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
 
-  r = test::run_cli(dir / "b.db", "run moe_offload -p checkpoint=" + quote(dir / "moe.safetensors") + " -p ffn=32" + common);
+  r = test::run_cli(dir / "b.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=32" + common);
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& c : only_run(dir / "b.db").cases) {
     EXPECT_EQ(c.status, "failed") << "a defective checkpoint fails the case";
@@ -179,7 +179,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   for (int l = 0; l < 32; ++l)
     lines += R"({"token": 0, "layer": )" + std::to_string(l) + R"(, "experts": [)" + (l == 5 ? "9" : "1") + ", 2]}\n";
   write(dir / "ids.jsonl", lines);
-  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + quote(dir / "ids.jsonl") +
+  auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + shell_quote(dir / "ids.jsonl") +
                                   " -p preset=mixtral-8x7b -p scale=256 -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   auto run = only_run(dir / "a.db");
@@ -188,7 +188,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
 
   // A truncated file: its last record is cut mid-line.
   write(dir / "cut.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1, 2]}\n{\"token\": 1, \"layer\": 0, \"exp");
-  r = test::run_cli(dir / "b.db", "run moe_offload -p trace=" + quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
+  r = test::run_cli(dir / "b.db", "run moe_offload -p trace=" + shell_quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   run = only_run(dir / "b.db");
   EXPECT_EQ(run.cases.at(0).status, "failed");
@@ -198,7 +198,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   // A token missing a layer.
   write(dir / "gap.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1]}\n{\"token\": 0, \"layer\": 1, \"experts\": [1]}\n"
                            "{\"token\": 1, \"layer\": 0, \"experts\": [2]}\n");
-  r = test::run_cli(dir / "c.db", "run moe_offload -p trace=" + quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
+  r = test::run_cli(dir / "c.db", "run moe_offload -p trace=" + shell_quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
   run = only_run(dir / "c.db");
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("gap.jsonl line 3: the token of this record has no record for layer 1"));
 
@@ -207,7 +207,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   for (int tok = 0; tok < 8; ++tok)
     sparse += R"({"token": )" + std::to_string(tok) + R"(, "layer": 0, "experts": [)" + (tok == 6 ? "9" : "0") + ", 1]}\n";
   write(dir / "sparse.jsonl", sparse);
-  r = test::run_cli(dir / "s.db", "run moe_offload -p trace=" + quote(dir / "sparse.jsonl") + " -p policy=lru --repetitions 1");
+  r = test::run_cli(dir / "s.db", "run moe_offload -p trace=" + shell_quote(dir / "sparse.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   run = only_run(dir / "s.db");
   EXPECT_EQ(run.cases.at(0).status, "ok");
@@ -222,7 +222,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("holds no expert"));
 
   // A missing trace file is an input error before anything runs.
-  r = test::run_cli(dir / "e.db", "run moe_offload -p trace=" + quote(dir / "nope.jsonl"));
+  r = test::run_cli(dir / "e.db", "run moe_offload -p trace=" + shell_quote(dir / "nope.jsonl"));
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
 }
 

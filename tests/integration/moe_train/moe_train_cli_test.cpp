@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 
 // A routing trace file: its header line, then its records.
 struct TraceFile {
@@ -36,7 +36,7 @@ TraceFile read_trace(const fs::path& path) {
   return t;
 }
 
-const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::string& metric) {
+const reports::SummaryRow* metric_summary(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
     if (s.metric == metric) return &s;
   return nullptr;
@@ -56,13 +56,13 @@ TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
     for (const char* m : {"step_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens_per_s", "model_tflops",
                           "mfu", "peak_tflops", "expert_gemm_tflops", "peak_memory_mb", "load_imbalance",
                           "dropped_fraction", "aux_loss", "z_loss"})
-      EXPECT_NE(summary(c, m), nullptr) << c.params_key << " lacks " << m;
-    const double dropped = summary(c, "dropped_fraction")->stats.median;
+      EXPECT_NE(metric_summary(c, m), nullptr) << c.params_key << " lacks " << m;
+    const double dropped = metric_summary(c, "dropped_fraction")->stats.median;
     if (c.params["capacity_factor"].get<double>() == 0) {
       EXPECT_EQ(dropped, 0) << c.params_key;
     }
-    EXPECT_GE(summary(c, "load_imbalance")->stats.median, 1.0);
-    EXPECT_GT(summary(c, "mfu")->stats.median, 0);
+    EXPECT_GE(metric_summary(c, "load_imbalance")->stats.median, 1.0);
+    EXPECT_GT(metric_summary(c, "mfu")->stats.median, 0);
   }
 }
 
@@ -116,15 +116,15 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   const auto trace = dir / "trace.jsonl";
   const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=32 "
                                             "-p batch=8 -p steps=120 -p lr=1e-2 -p corpus_mb=0.5 -p trace_every=40 "
-                                            "-p trace_out=" + quote(trace));
+                                            "-p trace_out=" + shell_quote(trace));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   const auto run = store.load_run(store.list_runs()[0].id);
   const auto& c = run.cases.at(0);
   ASSERT_EQ(c.status, "ok") << c.reason;
-  EXPECT_LT(summary(c, "final_loss")->stats.median, 0.75 * summary(c, "initial_loss")->stats.median);
-  EXPECT_GT(summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
-  EXPECT_EQ(summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
+  EXPECT_LT(metric_summary(c, "final_loss")->stats.median, 0.75 * metric_summary(c, "initial_loss")->stats.median);
+  EXPECT_GT(metric_summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
+  EXPECT_EQ(metric_summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
   int curve = 0;
   for (const auto& [key, item] : c.items) curve += key.rfind("series/loss/", 0) == 0;
   EXPECT_EQ(curve, 120);
@@ -133,7 +133,7 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   EXPECT_EQ(t.header["experts"], 4);
   for (const auto& rec : t.records) EXPECT_EQ(rec["experts"].size(), 2u);
   EXPECT_EQ(t.records.size(), 3u * 2 * 8 * 32) << "steps 0, 40, 80 x 2 layers x 8 x 32 tokens";
-  const auto html = test::run_cli(dir / "r.db", "report latest --format html -o " + quote(dir / "r.html"));
+  const auto html = test::run_cli(dir / "r.db", "report latest --format html -o " + shell_quote(dir / "r.html"));
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_THAT(test::read_file(dir / "r.html"), testing::HasSubstr("class=\"line\""));
 }
@@ -143,8 +143,8 @@ TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
   const auto db = dir / "r.db";
   const std::string lm = "run moe_train -p mode=lm -p hidden=16 -p ffn=16 -p experts=4 -p seq=16 -p batch=2 "
                          "-p steps=5 -p corpus_mb=0.1 ";
-  ASSERT_EQ(test::run_cli(db, lm + "-p trace_out=" + quote(dir / "t.jsonl")).exit_code, 0);
-  const auto again = test::run_cli(db, lm + "-p trace_out=" + quote(db));
+  ASSERT_EQ(test::run_cli(db, lm + "-p trace_out=" + shell_quote(dir / "t.jsonl")).exit_code, 0);
+  const auto again = test::run_cli(db, lm + "-p trace_out=" + shell_quote(db));
   EXPECT_EQ(again.exit_code, 1) << again.err;
   reports::Store store(db.string(), true);
   const auto runs = store.list_runs();
@@ -153,12 +153,12 @@ TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
   EXPECT_EQ(c.status, "failed");
   EXPECT_THAT(c.reason, testing::HasSubstr("is not a routing trace; refusing to overwrite it"));
   test::write_file(dir / "corpus.txt", std::string(4000, 'a'));
-  const auto corpus = test::run_cli(dir / "c.db", lm + "-p corpus=" + quote(dir / "corpus.txt") + " -p trace_out=" +
-                                             quote(dir / "corpus.txt"));
+  const auto corpus = test::run_cli(dir / "c.db", lm + "-p corpus=" + shell_quote(dir / "corpus.txt") + " -p trace_out=" +
+                                             shell_quote(dir / "corpus.txt"));
   EXPECT_EQ(corpus.exit_code, 1);
   EXPECT_EQ(test::read_file(dir / "corpus.txt"), std::string(4000, 'a'));
   // An earlier trace is replaced, with a warning.
-  const auto replace = test::run_cli(db, lm + "-p trace_out=" + quote(dir / "t.jsonl"));
+  const auto replace = test::run_cli(db, lm + "-p trace_out=" + shell_quote(dir / "t.jsonl"));
   EXPECT_EQ(replace.exit_code, 0);
   EXPECT_THAT(replace.err, testing::HasSubstr("replaced the earlier routing trace"));
 }
@@ -168,7 +168,7 @@ TEST(MoeTrainCli, TraceEvalRecordsTheTrainedModelOnTheHeldOutBatches) {
   const auto trace = dir / "t.jsonl";
   const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p hidden=16 -p ffn=16 -p experts=4 -p seq=16 "
                                             "-p batch=2 -p steps=5 -p corpus_mb=0.1 -p trace_every=100 -p trace_eval=1 "
-                                            "-p trace_out=" + quote(trace));
+                                            "-p trace_out=" + shell_quote(trace));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::map<int, int> per_step;
   std::set<std::tuple<int, int, int>> eval_keys;  // (seq, pos, layer) of the trained model's records
@@ -185,7 +185,7 @@ TEST(MoeTrainCli, TraceEvalRecordsTheTrainedModelOnTheHeldOutBatches) {
 TEST(MoeTrainCli, AMissingCorpusIsSkippedWithTheReason) {
   test::TempDir dir;
   test::write_file(dir / "tiny.txt", "too short");
-  const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + quote(dir / "tiny.txt"));
+  const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + shell_quote(dir / "tiny.txt"));
   reports::Store store((dir / "r.db").string(), true);
   const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
   EXPECT_EQ(c.status, "skipped");

@@ -12,7 +12,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string mpirun(int ranks) {
+std::string mpirun_binary(int ranks) {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
          "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe '" + test::binary().string() + "' ";
 }
@@ -20,7 +20,7 @@ std::string mpirun(int ranks) {
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
-  const auto r = test::run_shell(mpirun(4) + "--db '" + (dir / "r.db").string() + "' run moe_train "
+  const auto r = test::run_shell(mpirun_binary(4) + "--db '" + (dir / "r.db").string() + "' run moe_train "
                                  "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
                                  "-p capacity_factor=0,1 --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << "experts=6 cases skip on 4 ranks, the rest pass\n" << r.out << r.err;

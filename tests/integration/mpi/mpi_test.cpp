@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
 
-constexpr auto quote = test::shell_quote;
+using test::shell_quote;
 fs::path mpi_program(const std::string& name) { return fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / name; }
 
 // mpirun with the settings a root user on 2 cores needs, under a hard time limit.
@@ -51,7 +51,7 @@ void skip_without_mpi() {
 
 TEST(MpiComm, EveryCollectiveTypeOpAndSizeOnFourRanks) {
   skip_without_mpi();
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")));
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("comm_check")));
   ASSERT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_THAT(t.r.out, HasSubstr("PASSED: 0 failed check(s)"));
   EXPECT_THAT(t.r.out, Not(HasSubstr("FAIL")));
@@ -64,7 +64,7 @@ TEST(MpiComm, EveryCollectiveTypeOpAndSizeOnFourRanks) {
 
 TEST(MpiComm, ExpectSameMismatchIsACommErrorOnEveryRank) {
   skip_without_mpi();
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " mismatch");
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("comm_check")) + " mismatch");
   EXPECT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_EQ(count(t.r.out, "ok mismatch detected"), 4) << t.r.out;
   EXPECT_THAT(t.r.out, HasSubstr("rank 0: ok mismatch detected"));
@@ -74,7 +74,7 @@ TEST(MpiComm, ExpectSameMismatchIsACommErrorOnEveryRank) {
 
 TEST(MpiComm, AbsentRankGivesCommTimeoutNotAHang) {
   skip_without_mpi();
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " absent");
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("comm_check")) + " absent");
   EXPECT_NE(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_NE(t.r.exit_code, 124) << "mpirun hung";
   EXPECT_EQ(count(t.r.out, "ok CommTimeout after "), 3) << t.r.out;  // 2 s and a bit (more on a loaded machine)
@@ -86,14 +86,14 @@ TEST(MpiComm, AbsentRankGivesCommTimeoutNotAHang) {
 // (progress on the abandoned requests wrote into freed memory) or failed the peers' single-copy reads.
 TEST(MpiComm, CancelledCollectiveLetsPeersFinishAndLeavesMemoryAlone) {
   skip_without_mpi();
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " cancel");
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("comm_check")) + " cancel");
   EXPECT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_EQ(count(t.r.out, "ok after a cancelled allreduce"), 4) << t.r.out << t.r.err;
 }
 
 TEST(MpiComm, DeadRankEndsTheJob) {
   skip_without_mpi();
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("comm_check")) + " die");
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("comm_check")) + " die");
   EXPECT_NE(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_NE(t.r.exit_code, 124) << "mpirun hung";
   EXPECT_LT(t.seconds, 20);
@@ -102,7 +102,7 @@ TEST(MpiComm, DeadRankEndsTheJob) {
 TEST(MpiRunner, RanksAgreeOnEachCaseAndOnlyRankZeroWrites) {
   skip_without_mpi();
   test::TempDir dir;
-  const auto t = run_timed(mpirun(4) + quote(mpi_program("runner_check")) + " " + quote(dir / "r.db") + " normal");
+  const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("runner_check")) + " " + shell_quote(dir / "r.db") + " normal");
   ASSERT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_EQ(count(t.r.out, "run failed (2 ok, 1 failed, 1 timed out, 1 skipped); cuda run ok (1 skipped)"), 4)
       << "every rank must see the same outcome\n" << t.r.out;
@@ -139,7 +139,7 @@ TEST(MpiRunner, RanksAgreeOnEachCaseAndOnlyRankZeroWrites) {
 TEST(MpiRunner, DeadRankInterruptsTheRunAndKeepsFinishedCases) {
   skip_without_mpi();
   test::TempDir dir;
-  const auto t = run_timed(mpirun(2) + quote(mpi_program("runner_check")) + " " + quote(dir / "r.db") + " die");
+  const auto t = run_timed(mpirun(2) + shell_quote(mpi_program("runner_check")) + " " + shell_quote(dir / "r.db") + " die");
   EXPECT_NE(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_NE(t.r.exit_code, 124) << "mpirun hung";
   reports::Store store(dir / "r.db", /*read_only=*/true);
@@ -154,7 +154,7 @@ TEST(MpiRunner, DeadRankInterruptsTheRunAndKeepsFinishedCases) {
 TEST(MpiCli, TwoRanksRunAWorkloadAndShareRankZerosExitCode) {
   skip_without_mpi();
   test::TempDir dir;
-  const std::string cli = mpirun(2) + quote(test::binary()) + " --db " + quote(dir / "r.db") + " run compress ";
+  const std::string cli = mpirun(2) + shell_quote(test::binary()) + " --db " + shell_quote(dir / "r.db") + " run compress ";
   const auto t = run_timed(cli + "-p mode=collective -p codec=none,exponent -p elements=1000 --repetitions 2");
   ASSERT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_EQ(count(t.r.err, "run 1 ("), 1) << "rank 0 alone prints the final line\n" << t.r.err;
@@ -172,7 +172,7 @@ TEST(MpiCli, TwoRanksRunAWorkloadAndShareRankZerosExitCode) {
   // Bad input: every rank exits 2; a store rank 0 cannot open: rank 0's 2 is everyone's.
   const auto bad = run_timed(cli + "-p codec=nope");
   EXPECT_EQ(bad.r.exit_code, 2) << bad.r.out << bad.r.err;
-  const auto nostore = run_timed(mpirun(2) + quote(test::binary()) + " --db " + quote(dir / "no" / "such" / "r.db") +
+  const auto nostore = run_timed(mpirun(2) + shell_quote(test::binary()) + " --db " + shell_quote(dir / "no" / "such" / "r.db") +
                                  " run compress -p elements=1000 --repetitions 1");
   EXPECT_EQ(nostore.r.exit_code, 2) << nostore.r.out << nostore.r.err;
   EXPECT_FALSE(fs::exists(dir / "no"));

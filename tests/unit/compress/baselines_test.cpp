@@ -13,17 +13,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<uint8_t> compress(Codec& codec, TensorView in) { return test_util::encode(codec, in); }
+std::vector<uint8_t> compress_baseline(Codec& codec, TensorView in) { return test_util::encode(codec, in); }
 
-std::vector<uint8_t> decompress(Codec& codec, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
+std::vector<uint8_t> decompress_baseline(Codec& codec, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
   std::vector<uint8_t> out(static_cast<size_t>(count) * dtype_size(dtype));
   codec.decompress(stream, MutableTensorView{out.data(), count, dtype});
   return out;
 }
 
-std::string decode_error(Codec& codec, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
+std::string baseline_decode_error(Codec& codec, const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
   try {
-    decompress(codec, stream, count, dtype);
+    decompress_baseline(codec, stream, count, dtype);
   } catch (const CodecError& e) {
     return e.what();
   }
@@ -48,9 +48,9 @@ TEST(CompressBaselines, RoundTripEverySizeAndDtype) {
     for (DType d : {DType::BF16, DType::F16, DType::F32}) {
       for (int64_t n : {0, 1, 5, 1000, 700001}) {
         const Tensor t = generate(n % 2 ? "pathological" : "gaussian", d, n, 0.02, 3);
-        const auto stream = compress(*codec, t.view());
+        const auto stream = compress_baseline(*codec, t.view());
         EXPECT_LE(stream.size(), codec->max_compressed_bytes(t.view()));
-        EXPECT_EQ(decompress(*codec, stream, n, d), t.data) << codec->name() << " " << n;
+        EXPECT_EQ(decompress_baseline(*codec, stream, n, d), t.data) << codec->name() << " " << n;
       }
     }
   }
@@ -60,7 +60,7 @@ TEST(CompressBaselines, NamesAndHeaders) {
   const Tensor t = generate("gaussian", DType::BF16, 100, 0.02, 3);
   for (auto& codec : all_codecs()) {
     EXPECT_TRUE(codec->lossless());
-    const auto stream = compress(*codec, t.view());
+    const auto stream = compress_baseline(*codec, t.view());
     ASSERT_GE(stream.size(), 16u);
     EXPECT_EQ(std::string(stream.begin(), stream.begin() + 4), "MBL1");
     EXPECT_EQ(stream[5], static_cast<uint8_t>(DType::BF16));
@@ -76,7 +76,7 @@ TEST(CompressBaselines, NamesAndHeaders) {
 TEST(CompressBaselines, NoneStoresTheBytes) {
   const Tensor t = generate("gaussian", DType::F32, 10, 0.02, 3);
   auto codec = make_none_codec();
-  const auto stream = compress(*codec, t.view());
+  const auto stream = compress_baseline(*codec, t.view());
   ASSERT_EQ(stream.size(), 16 + t.data.size());
   EXPECT_TRUE(std::equal(t.data.begin(), t.data.end(), stream.begin() + 16));
 }
@@ -84,7 +84,7 @@ TEST(CompressBaselines, NoneStoresTheBytes) {
 TEST(CompressBaselines, ZstdCompressesGaussianBf16AboutAsTheIssueSays) {
   const Tensor t = generate("gaussian", DType::BF16, 1 << 20, 0.02, 1);
   auto codec = make_zstd_codec(1, 1);
-  const double ratio = static_cast<double>(t.data.size()) / static_cast<double>(compress(*codec, t.view()).size());
+  const double ratio = static_cast<double>(t.data.size()) / static_cast<double>(compress_baseline(*codec, t.view()).size());
   EXPECT_GT(ratio, 1.2);
   EXPECT_LT(ratio, 1.4);
 }
@@ -92,35 +92,35 @@ TEST(CompressBaselines, ZstdCompressesGaussianBf16AboutAsTheIssueSays) {
 TEST(CompressBaselines, StreamsDecodeWithAnyThreadCount) {
   const Tensor t = generate("gaussian", DType::F32, 1 << 20, 0.02, 4);  // 4 MiB: four chunks
   auto z1 = make_zstd_codec(1, 1), z4 = make_zstd_codec(1, 4);
-  EXPECT_EQ(decompress(*z1, compress(*z4, t.view()), t.count(), t.dtype), t.data);
-  EXPECT_EQ(decompress(*z4, compress(*z1, t.view()), t.count(), t.dtype), t.data);
+  EXPECT_EQ(decompress_baseline(*z1, compress_baseline(*z4, t.view()), t.count(), t.dtype), t.data);
+  EXPECT_EQ(decompress_baseline(*z4, compress_baseline(*z1, t.view()), t.count(), t.dtype), t.data);
   auto l1 = make_lz4_codec(1), l4 = make_lz4_codec(4);
-  EXPECT_EQ(compress(*l1, t.view()), compress(*l4, t.view())) << "lz4 blocks do not depend on threads";
-  EXPECT_EQ(compress(*z4, t.view()), compress(*make_zstd_codec(1, 2), t.view())) << "zstd chunks neither, above 1";
+  EXPECT_EQ(compress_baseline(*l1, t.view()), compress_baseline(*l4, t.view())) << "lz4 blocks do not depend on threads";
+  EXPECT_EQ(compress_baseline(*z4, t.view()), compress_baseline(*make_zstd_codec(1, 2), t.view())) << "zstd chunks neither, above 1";
 }
 
 TEST(CompressBaselines, DecoderNamesWhatIsWrong) {
   const Tensor t = generate("gaussian", DType::BF16, 3000, 0.02, 9);
   for (auto& codec : all_codecs()) {
-    const auto good = compress(*codec, t.view());
-    EXPECT_THAT(decode_error(*codec, good, 3000, DType::F16), HasSubstr("dtype"));
-    EXPECT_THAT(decode_error(*codec, good, 2999, DType::BF16), HasSubstr("count"));
+    const auto good = compress_baseline(*codec, t.view());
+    EXPECT_THAT(baseline_decode_error(*codec, good, 3000, DType::F16), HasSubstr("dtype"));
+    EXPECT_THAT(baseline_decode_error(*codec, good, 2999, DType::BF16), HasSubstr("count"));
     auto bad = good;
     bad[1] ^= 1;
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("magic"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("magic"));
     bad = good;
     bad[4] = 7;
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("codec"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("codec"));
     bad = good;
     bad[6] = 1;
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("reserved"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("reserved"));
     bad.assign(good.begin(), good.begin() + 10);
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("header"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr("header"));
     bad.assign(good.begin(), good.end() - 1);
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr(codec->name() + ":"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr(codec->name() + ":"));
     bad = good;
     bad.push_back(0);
-    EXPECT_THAT(decode_error(*codec, bad, 3000, DType::BF16), HasSubstr(codec->name() + ":"));
+    EXPECT_THAT(baseline_decode_error(*codec, bad, 3000, DType::BF16), HasSubstr(codec->name() + ":"));
   }
 }
 

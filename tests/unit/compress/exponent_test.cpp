@@ -19,13 +19,13 @@ using ::testing::HasSubstr;
 
 constexpr DType kDtypes[] = {DType::BF16, DType::F16, DType::F32};
 
-std::vector<uint8_t> compress(TensorView in, const ExponentParams& p) {
+std::vector<uint8_t> compress_exponent(TensorView in, const ExponentParams& p) {
   std::vector<uint8_t> out(exponent_max_compressed_bytes(in, p));
   out.resize(exponent_compress(in, p, out));
   return out;
 }
 
-std::vector<uint8_t> decompress(const std::vector<uint8_t>& stream, int64_t count, DType dtype, int threads = 1) {
+std::vector<uint8_t> decompress_exponent(const std::vector<uint8_t>& stream, int64_t count, DType dtype, int threads = 1) {
   std::vector<uint8_t> out(static_cast<size_t>(count) * dtype_size(dtype));
   exponent_decompress(stream, MutableTensorView{out.data(), count, dtype}, threads);
   return out;
@@ -33,8 +33,8 @@ std::vector<uint8_t> decompress(const std::vector<uint8_t>& stream, int64_t coun
 
 // Compresses and decompresses; the decoded bytes must equal the input's. Returns the stream.
 std::vector<uint8_t> expect_round_trip(TensorView in, const ExponentParams& p) {
-  const auto stream = compress(in, p);
-  const auto back = decompress(stream, in.count, in.dtype, p.threads);
+  const auto stream = compress_exponent(in, p);
+  const auto back = decompress_exponent(stream, in.count, in.dtype, p.threads);
   EXPECT_TRUE(std::equal(back.begin(), back.end(), in.data))
       << "count " << in.count << " dtype " << to_string(in.dtype) << " chunk " << p.chunk_elems << " S "
       << p.streams_per_chunk << " L " << p.max_code_len;
@@ -51,7 +51,7 @@ Tensor random_bits(DType dtype, int64_t count, uint64_t seed) {
 }
 
 double ratio_of(const Tensor& t, const ExponentParams& p = {}) {
-  return static_cast<double>(t.data.size()) / static_cast<double>(compress(t.view(), p).size());
+  return static_cast<double>(t.data.size()) / static_cast<double>(compress_exponent(t.view(), p).size());
 }
 
 TEST(CompressExponent, RoundTripPathologicalEveryDtype) {
@@ -119,12 +119,12 @@ TEST(CompressExponent, TwoSymbolsTakeOneBitEach) {
 TEST(CompressExponent, StreamIsTheSameForEveryThreadCount) {
   const Tensor t = generate("gaussian", DType::BF16, 300000, 0.02, 5);
   const ExponentParams p{.chunk_elems = 10000, .streams_per_chunk = 4, .max_code_len = 11, .threads = 1};
-  const auto one = compress(t.view(), p);
+  const auto one = compress_exponent(t.view(), p);
   for (int threads : {2, 3, 8}) {
     ExponentParams q = p;
     q.threads = threads;
-    EXPECT_EQ(compress(t.view(), q), one) << threads << " threads";
-    EXPECT_EQ(decompress(one, t.count(), t.dtype, threads), t.data) << threads << " threads";
+    EXPECT_EQ(compress_exponent(t.view(), q), one) << threads << " threads";
+    EXPECT_EQ(decompress_exponent(one, t.count(), t.dtype, threads), t.data) << threads << " threads";
   }
 }
 
@@ -156,7 +156,7 @@ TEST(CompressExponent, LargeTensorsUseASampledCodeAndFallBackWhenItMissesASymbol
   ExponentParams two = one;
   two.threads = 2;
   auto stream = expect_round_trip(t.view(), one);
-  EXPECT_EQ(compress(t.view(), two), stream);
+  EXPECT_EQ(compress_exponent(t.view(), two), stream);
   EXPECT_GE(ratio_of(t, one), 0.99 * exponent_ideal_ratio(t.view()));
   EXPECT_EQ(stream[24 + 255], 0) << "no code for a symbol far from the sampled ones";
 
@@ -164,7 +164,7 @@ TEST(CompressExponent, LargeTensorsUseASampledCodeAndFallBackWhenItMissesASymbol
   std::memcpy(t.data.data() + 2 * 20000, &inf, 2);
   stream = expect_round_trip(t.view(), one);
   EXPECT_GT(stream[24 + 255], 0);
-  EXPECT_EQ(compress(t.view(), two), stream);
+  EXPECT_EQ(compress_exponent(t.view(), two), stream);
 
   const Tensor zeros{"zeros", DType::BF16, {}, std::vector<uint8_t>(2 * static_cast<size_t>(n), 0)};
   stream = expect_round_trip(zeros.view(), one);
@@ -329,9 +329,9 @@ TEST(CompressExponent, CodecInterface) {
   EXPECT_THROW(codec->compress(t.view(), small), CodecError);
 }
 
-std::string decode_error(const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
+std::string exponent_decode_error(const std::vector<uint8_t>& stream, int64_t count, DType dtype) {
   try {
-    decompress(stream, count, dtype);
+    decompress_exponent(stream, count, dtype);
   } catch (const CodecError& e) {
     return e.what();
   }
@@ -340,34 +340,34 @@ std::string decode_error(const std::vector<uint8_t>& stream, int64_t count, DTyp
 
 TEST(CompressExponent, DecoderNamesWhatIsWrong) {
   const Tensor t = generate("gaussian", DType::BF16, 3000, 0.02, 9);
-  const auto good = compress(t.view(), {.chunk_elems = 1000});
-  EXPECT_THAT(decode_error(good, 3000, DType::F16), HasSubstr("dtype"));
-  EXPECT_THAT(decode_error(good, 2999, DType::BF16), HasSubstr("count"));
+  const auto good = compress_exponent(t.view(), {.chunk_elems = 1000});
+  EXPECT_THAT(exponent_decode_error(good, 3000, DType::F16), HasSubstr("dtype"));
+  EXPECT_THAT(exponent_decode_error(good, 2999, DType::BF16), HasSubstr("count"));
   auto bad = good;
   bad[0] ^= 1;
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("magic"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("magic"));
   bad = good;
   bad[7] = 1;
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("reserved"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("reserved"));
   bad = good;
   bad[5] = 13;
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("max_code_len"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("max_code_len"));
   bad = good;
   bad[24 + 100] = 1;  // an extra code breaks Kraft's equality
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("Kraft"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("Kraft"));
   bad = good;
   bad.push_back(0);
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("size"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("size"));
   bad = good;
   bad[kExponentHeaderBytes] += 1;  // first stream one byte longer: totals no longer add up
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("size"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("size"));
   bad = good;
   bad[kExponentHeaderBytes] += 1;  // move a byte from stream 0 to stream 1: stream 0 ends early
   bad[kExponentHeaderBytes + 4] -= 1;
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("chunk 0 stream"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("chunk 0 stream"));
   bad = good;
   bad[16] = 0, bad[17] = 0, bad[18] = 0, bad[19] = 0;
-  EXPECT_THAT(decode_error(bad, 3000, DType::BF16), HasSubstr("chunk_elems"));
+  EXPECT_THAT(exponent_decode_error(bad, 3000, DType::BF16), HasSubstr("chunk_elems"));
 }
 
 // A stream with a single 1-bit code (allowed by the format; our encoder writes L = 0 instead).
@@ -383,18 +383,18 @@ TEST(CompressExponent, DecodesASingleOneBitCode) {
   s[24 + 0x3C] = 1;
   s[kExponentHeaderBytes] = 3;  // ceil(20 / 8) bytes of zero bits
   for (int64_t i = 0; i < n; ++i) s[kExponentHeaderBytes + 7 + static_cast<size_t>(i)] = static_cast<uint8_t>(i);
-  const auto back = decompress(s, n, DType::F16);
+  const auto back = decompress_exponent(s, n, DType::F16);
   for (int64_t i = 0; i < n; ++i) {
     EXPECT_EQ(back[2 * i], i);
     EXPECT_EQ(back[2 * i + 1], 0x3C);
   }
   s[kExponentHeaderBytes + 5] = 0x80;  // a 1 bit is no code
-  EXPECT_THAT(decode_error(s, n, DType::F16), HasSubstr("single 1-bit code"));
+  EXPECT_THAT(exponent_decode_error(s, n, DType::F16), HasSubstr("single 1-bit code"));
 }
 
 TEST(CompressExponent, ParsesTheContainer) {
   const Tensor t = generate("gaussian", DType::F32, 2500, 0.02, 9);
-  const auto stream = compress(t.view(), {.chunk_elems = 1000, .streams_per_chunk = 3});
+  const auto stream = compress_exponent(t.view(), {.chunk_elems = 1000, .streams_per_chunk = 3});
   const ExponentContainer c = parse_exponent_container(stream);
   EXPECT_EQ(c.dtype, DType::F32);
   EXPECT_EQ(c.count, 2500);

@@ -11,9 +11,9 @@
 namespace mlsb::compress {
 namespace {
 
-std::vector<uint8_t> compress(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
+std::vector<uint8_t> compress_powersgd(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
 
-Tensor decode(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
+Tensor decode_powersgd(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
   Tensor out = like;
   std::fill(out.data.begin(), out.data.end(), 0xAB);
   c.decompress(s, out.mutable_view());
@@ -69,10 +69,10 @@ TEST(CompressPowerSgd, Orthonormalize) {
 TEST(CompressPowerSgd, ExactForALowRankMatrix) {
   const Tensor m = low_rank(64, 48, 3, 5);
   auto codec = make_powersgd_codec(3, 1, false);
-  const auto s = compress(*codec, m);
+  const auto s = compress_powersgd(*codec, m);
   EXPECT_EQ(s.size(), 40u + 4 * 3 * (64 + 48));
   auto other = make_powersgd_codec(3, 99, false);  // decoding needs only the stream
-  const Tensor d = decode(*other, s, m);
+  const Tensor d = decode_powersgd(*other, s, m);
   EXPECT_LT(compare_tensors(m.view(), d.view()).rel_l2, 1e-5);
 }
 
@@ -83,7 +83,7 @@ TEST(CompressPowerSgd, ErrorFeedbackSumsApproachTheInput) {
   std::vector<double> sum(1024, 0.0);
   std::vector<double> errors;
   for (int t = 1; t <= 200; ++t) {
-    const Tensor d = decode(*codec, compress(*codec, x), x);
+    const Tensor d = decode_powersgd(*codec, compress_powersgd(*codec, x), x);
     double num = 0, den = 0;
     for (int64_t i = 0; i < 1024; ++i) {
       sum[i] += load_float(d.data.data(), DType::F32, i);
@@ -102,7 +102,7 @@ TEST(CompressPowerSgd, SmallAndOddTensors) {
   for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
     for (int64_t n : {0, 1, 3, 10, 1001}) {
       const Tensor x = generate("gaussian", dt, n, 1.0, 7);
-      const Tensor d = decode(*codec, compress(*codec, x), x);
+      const Tensor d = decode_powersgd(*codec, compress_powersgd(*codec, x), x);
       EXPECT_EQ(d.data.size(), x.data.size());
       if (n <= 3 && n > 0) {
         EXPECT_LT(compare_tensors(x.view(), d.view()).rel_l2, 1e-2) << n;  // the rank covers the matrix
@@ -112,11 +112,11 @@ TEST(CompressPowerSgd, SmallAndOddTensors) {
   // NaN/Inf inputs count as 0; magnitudes near FLT_MAX overflow this step's products (documented), and
   // the next step starts from a fresh Q instead of carrying NaN: a normal tensor then decodes finitely.
   const Tensor p = generate("pathological", DType::F32, 400, 1.0, 8);
-  decode(*codec, compress(*codec, p), p);
+  decode_powersgd(*codec, compress_powersgd(*codec, p), p);
   const Tensor g = generate("gaussian", DType::F32, 400, 1.0, 8);
   codec = make_powersgd_codec(4, 1, false);
-  decode(*codec, compress(*codec, p), p);
-  EXPECT_EQ(compare_tensors(g.view(), decode(*codec, compress(*codec, g), g).view()).nonfinite, 0);
+  decode_powersgd(*codec, compress_powersgd(*codec, p), p);
+  EXPECT_EQ(compare_tensors(g.view(), decode_powersgd(*codec, compress_powersgd(*codec, g), g).view()).nonfinite, 0);
   EXPECT_THROW(PowerSgd({4, 4}, 5, 1), std::invalid_argument);
   EXPECT_THROW(make_powersgd_codec(0, 1, true), std::invalid_argument);
 }
@@ -124,7 +124,7 @@ TEST(CompressPowerSgd, SmallAndOddTensors) {
 TEST(CompressPowerSgd, HostileStreamsAreRejected) {
   const Tensor m = low_rank(16, 8, 2, 9);
   auto codec = make_powersgd_codec(2, 1, false);
-  const auto s = compress(*codec, m);
+  const auto s = compress_powersgd(*codec, m);
   Tensor out = m;
   for (size_t len = 0; len < s.size(); ++len)
     ASSERT_THROW(codec->decompress({s.data(), len}, out.mutable_view()), CodecError) << len;

@@ -12,9 +12,9 @@
 namespace mlsb::compress {
 namespace {
 
-std::vector<uint8_t> compress(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
+std::vector<uint8_t> compress_sparse(Codec& c, const Tensor& t) { return test_util::encode(c, t.view()); }
 
-std::vector<float> decode(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
+std::vector<float> decode_sparse(Codec& c, const std::vector<uint8_t>& s, const Tensor& like) {
   Tensor out = like;
   std::fill(out.data.begin(), out.data.end(), 0xAB);
   c.decompress(s, out.mutable_view());
@@ -29,7 +29,7 @@ std::vector<double> feedback_errors(Codec& c, const Tensor& x, std::vector<int> 
   to_float(x.view(), xf);
   std::vector<double> sum(xf.size(), 0.0), errors;
   for (int t = 1; t <= checkpoints.back(); ++t) {
-    const std::vector<float> d = decode(c, compress(c, x), x);
+    const std::vector<float> d = decode_sparse(c, compress_sparse(c, x), x);
     for (size_t i = 0; i < d.size(); ++i) sum[i] += d[i];
     if (std::find(checkpoints.begin(), checkpoints.end(), t) != checkpoints.end()) {
       double num = 0, den = 0;
@@ -93,9 +93,9 @@ TEST(CompressSparsify, RandomkIndicesFastForLargeN) {
 TEST(CompressSparsify, TopkRoundTripKeepsTheLargest) {
   const Tensor x = generate("gaussian", DType::BF16, 1000, 1.0, 1);
   auto c = make_topk_codec(0.05, false);
-  const auto s = compress(*c, x);
+  const auto s = compress_sparse(*c, x);
   EXPECT_EQ(s.size(), 24u + 50 * 12);
-  const auto d = decode(*c, s, x);
+  const auto d = decode_sparse(*c, s, x);
   std::vector<float> xf(1000);
   to_float(x.view(), xf);
   const auto want = topk_indices(xf, 50);
@@ -126,13 +126,13 @@ TEST(CompressSparsify, RandomkInstancesShareIndices) {
   const Tensor a = generate("gaussian", DType::F32, 5000, 1.0, 3), b = generate("gaussian", DType::F32, 5000, 1.0, 4);
   auto ca = make_randomk_codec(0.01, 77, true), cb = make_randomk_codec(0.01, 77, true);
   for (int step = 0; step < 3; ++step) {
-    const auto sa = compress(*ca, a), sb = compress(*cb, b);
-    const auto da = decode(*cb, sa, a), db = decode(*ca, sb, b);  // each decodes the other's stream
+    const auto sa = compress_sparse(*ca, a), sb = compress_sparse(*cb, b);
+    const auto da = decode_sparse(*cb, sa, a), db = decode_sparse(*ca, sb, b);  // each decodes the other's stream
     for (size_t i = 0; i < da.size(); ++i) ASSERT_EQ(da[i] != 0, db[i] != 0) << i;
   }
   ca->reset();
   auto fresh = make_randomk_codec(0.01, 77, true);
-  EXPECT_EQ(compress(*ca, a), compress(*fresh, a));
+  EXPECT_EQ(compress_sparse(*ca, a), compress_sparse(*fresh, a));
 }
 
 TEST(CompressSparsify, ErrorFeedbackUpdate) {
@@ -155,7 +155,7 @@ TEST(CompressSparsify, HostileStreamsAreRejected) {
   const Tensor x = generate("pathological", DType::F16, 300, 1.0, 5);
   for (bool random : {false, true}) {
     auto codec = random ? make_randomk_codec(0.1, 1, true) : make_topk_codec(0.1, true);
-    const auto s = compress(*codec, x);
+    const auto s = compress_sparse(*codec, x);
     Tensor out = x;
     for (size_t len = 0; len < s.size(); ++len)
       ASSERT_THROW(codec->decompress({s.data(), len}, out.mutable_view()), CodecError) << len;
@@ -176,7 +176,7 @@ TEST(CompressSparsify, HostileStreamsAreRejected) {
     }
   }
   auto topk = make_topk_codec(0.1, false);
-  auto s = compress(*topk, x);
+  auto s = compress_sparse(*topk, x);
   s[24] = 0xFF;  // the first index far out of range
   Tensor out = x;
   EXPECT_THROW(topk->decompress(s, out.mutable_view()), CodecError);

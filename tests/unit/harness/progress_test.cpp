@@ -17,15 +17,15 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 // A Progress writing to a memory buffer, on a clock the test moves.
-struct Fixture {
+struct ProgressRig {
   Progress::Clock::time_point now{};
   char* buf = nullptr;
   size_t size = 0;
   std::FILE* out = open_memstream(&buf, &size);
   Progress progress;
-  Fixture(bool tty, std::vector<std::string> workloads, int columns = 0, std::vector<double> last = {})
+  ProgressRig(bool tty, std::vector<std::string> workloads, int columns = 0, std::vector<double> last = {})
       : progress(out, tty, std::move(workloads), std::move(last), columns, [this] { return now; }) {}
-  ~Fixture() {
+  ~ProgressRig() {
     std::fclose(out);
     std::free(buf);
   }
@@ -43,7 +43,7 @@ struct Fixture {
 };
 
 TEST(HarnessProgress, EtaFollowsEachWorkloadsFinishedCases) {
-  Fixture f(false, {"a", "a", "b", "b"});
+  ProgressRig f(false, {"a", "a", "b", "b"});
   f.finish(0, "a/x=1", 10s);  // a: 10 s; b unknown: taken as the median of all finished (10 s)
   EXPECT_THAT(f.text(), HasSubstr("[1/4] a/x=1  ok  ETA 0:30"));
   f.finish(1, "a/x=2", 10s);
@@ -52,7 +52,7 @@ TEST(HarnessProgress, EtaFollowsEachWorkloadsFinishedCases) {
   f.finish(3, "b/x=2", 40s);
   EXPECT_THAT(f.text(), HasSubstr("[4/4] b/x=2  ok\n"));  // nothing left: no ETA
   // The ETA does not grow while a case runs within its estimate.
-  Fixture g(false, {"a", "a", "a"});
+  ProgressRig g(false, {"a", "a", "a"});
   g.finish(0, "a/1", 20s);
   g.progress.case_started(1, "a/2");
   g.now += 5s;
@@ -63,7 +63,7 @@ TEST(HarnessProgress, EtaFollowsEachWorkloadsFinishedCases) {
 
 // A case the store has seen before is estimated by its last time there, before anything of this run ends.
 TEST(HarnessProgress, TheStoresLastTimesComeFirst) {
-  Fixture f(false, {"toolbench", "compress", "compress"}, 0, {20.0, 0.5, -1});
+  ProgressRig f(false, {"toolbench", "compress", "compress"}, 0, {20.0, 0.5, -1});
   f.progress.case_started(0, "toolbench");
   f.now += 2s;
   EXPECT_DOUBLE_EQ(f.progress.seconds_left(), 18.0 + 0.5 + 20.0);  // the unknown case: as long as the one in flight
@@ -72,7 +72,7 @@ TEST(HarnessProgress, TheStoresLastTimesComeFirst) {
 }
 
 TEST(HarnessProgress, TheSamplesOwnProgressGivesTheFirstCaseAnEta) {
-  Fixture f(false, {"toolbench"});
+  ProgressRig f(false, {"toolbench"});
   f.progress.case_started(0, "toolbench");
   EXPECT_LT(f.progress.seconds_left(), 0);  // nothing known yet
   f.now += 5s;
@@ -84,7 +84,7 @@ TEST(HarnessProgress, TheSamplesOwnProgressGivesTheFirstCaseAnEta) {
 }
 
 TEST(HarnessProgress, PlainLinesAtMostEveryTenSeconds) {
-  Fixture f(false, {"a"});
+  ProgressRig f(false, {"a"});
   f.progress.case_started(0, "a");
   for (int s = 0; s < 25; ++s) {
     f.now += 1s;
@@ -95,7 +95,7 @@ TEST(HarnessProgress, PlainLinesAtMostEveryTenSeconds) {
 }
 
 TEST(HarnessProgress, TerminalLineFitsTheWidthAndKeepsTheEta) {
-  Fixture f(true, {"moe_offload", "moe_offload"}, 50);
+  ProgressRig f(true, {"moe_offload", "moe_offload"}, 50);
   const std::string id = "moe_offload/experts=8,layers=4,policy=belady,seq_len=32";
   f.finish(0, id, 3s);
   f.progress.case_started(1, id);

@@ -26,7 +26,7 @@ using test::bytes_of;
 using test::write_safetensors;
 constexpr auto write_raw = test::write_safetensors_raw;
 
-std::string error_of(const std::function<void()>& f) {
+std::string thrown_message(const std::function<void()>& f) {
   try {
     f();
   } catch (const std::runtime_error& e) {
@@ -140,7 +140,7 @@ TEST(Safetensors, ANameInTwoShardsIsAnError) {
   const std::vector<float> a = {1, 2};
   write_safetensors(dir / "a.safetensors", {{"w", "F32", {2}, bytes_of(a)}});
   write_safetensors(dir / "b.safetensors", {{"w", "F32", {2}, bytes_of(a)}});
-  EXPECT_THAT(error_of([&] { read_safetensors_index(dir.path().string()); }),
+  EXPECT_THAT(thrown_message([&] { read_safetensors_index(dir.path().string()); }),
               AllOf(HasSubstr("checkpoint " + (dir / "b.safetensors").string() + ": "), HasSubstr("'w'"),
                     HasSubstr("also in " + (dir / "a.safetensors").string())));
 }
@@ -148,10 +148,10 @@ TEST(Safetensors, ANameInTwoShardsIsAnError) {
 TEST(Safetensors, AnEmptyFolderOrAMissingPathIsAnError) {
   test::TempDir dir;
   test::write_file(dir / "notes.txt", "x");
-  EXPECT_THAT(error_of([&] { read_safetensors_index(dir.path().string()); }),
+  EXPECT_THAT(thrown_message([&] { read_safetensors_index(dir.path().string()); }),
               AllOf(HasSubstr("checkpoint " + dir.path().string() + ": "), HasSubstr("no *.safetensors")));
   const std::string missing = (dir / "missing.safetensors").string();
-  EXPECT_THAT(error_of([&] { read_safetensors_index(missing); }),
+  EXPECT_THAT(thrown_message([&] { read_safetensors_index(missing); }),
               AllOf(HasSubstr("checkpoint " + missing + ": "), HasSubstr("no such file")));
 }
 
@@ -159,7 +159,7 @@ TEST(Safetensors, FileLevelDefectsNameTheFile) {
   test::TempDir dir;
   const std::string p = (dir / "m.safetensors").string();
   const auto expect = [&](const std::string& why) {
-    EXPECT_THAT(error_of([&] { read_safetensors_index(p); }),
+    EXPECT_THAT(thrown_message([&] { read_safetensors_index(p); }),
                 AllOf(HasSubstr("checkpoint " + p + ": "), HasSubstr(why)));
   };
   test::write_file(p, "abcde");
@@ -208,7 +208,7 @@ TEST(Safetensors, TensorEntryDefectsNameTheTensorAndField) {
   for (const auto& [entry, why] : cases) {
     SCOPED_TRACE(entry);
     write_raw(p, R"({"ok": {"dtype": "U8", "shape": [16], "data_offsets": [0, 16]}, "layer.w": )" + entry + "}", data);
-    EXPECT_THAT(error_of([&] { read_safetensors_index(p); }),
+    EXPECT_THAT(thrown_message([&] { read_safetensors_index(p); }),
                 AllOf(HasSubstr("checkpoint " + p + ": tensor 'layer.w': "), HasSubstr(why)));
   }
 }
@@ -220,14 +220,14 @@ TEST(Safetensors, ReadingAnotherDtypeOrATruncatedFileNamesTheTensor) {
                         {"w", "F32", {2}, bytes_of(std::vector<float>{1, 2})}});
   auto index = read_safetensors_index(p);
   float out[4];
-  EXPECT_THAT(error_of([&] { read_tensor_f32("ids", index.at("ids"), out); }),
+  EXPECT_THAT(thrown_message([&] { read_tensor_f32("ids", index.at("ids"), out); }),
               AllOf(HasSubstr("checkpoint " + p + ": "), HasSubstr("'ids'"), HasSubstr("dtype I32")));
   TensorInfo t = index.at("w");
   t.begin += 8, t.end += 8;  // past the end of the file
-  EXPECT_THAT(error_of([&] { read_tensor_f32("w", t, out); }),
+  EXPECT_THAT(thrown_message([&] { read_tensor_f32("w", t, out); }),
               AllOf(HasSubstr("checkpoint " + p + ": "), HasSubstr("'w'"), HasSubstr("failed")));
   t.file = (dir / "gone.safetensors").string();
-  EXPECT_THAT(error_of([&] { read_tensor_f32("w", t, out); }), AllOf(HasSubstr("'w'"), HasSubstr("cannot open")));
+  EXPECT_THAT(thrown_message([&] { read_tensor_f32("w", t, out); }), AllOf(HasSubstr("'w'"), HasSubstr("cannot open")));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 namespace mlsb::moe_offload {
 namespace {
 
-std::vector<int64_t> window_tokens(const Schedule& s, size_t w) {
+std::vector<int64_t> tokens_of_window(const Schedule& s, size_t w) {
   std::vector<int64_t> out(s.tokens.begin() + s.batch_start[s.window_start[w]],
                            s.tokens.begin() + s.batch_start[s.window_start[w + 1]]);
   std::sort(out.begin(), out.end());
@@ -30,7 +30,7 @@ void expect_same_windows(const Schedule& a, const Schedule& b) {
   EXPECT_EQ(a.batch_start, b.batch_start);
   EXPECT_EQ(a.window_start, b.window_start);
   ASSERT_EQ(a.tokens.size(), b.tokens.size());
-  for (size_t w = 0; w + 1 < a.window_start.size(); ++w) EXPECT_EQ(window_tokens(a, w), window_tokens(b, w)) << "window " << w;
+  for (size_t w = 0; w + 1 < a.window_start.size(); ++w) EXPECT_EQ(tokens_of_window(a, w), tokens_of_window(b, w)) << "window " << w;
 }
 
 TEST(TokenScheduler, KeepsTokensBatchesAndWindows) {

@@ -11,10 +11,10 @@
 namespace mlsb::reports {
 namespace {
 
-enum class Noise { Gaussian, LogNormal, Ar1 };
+enum class SeriesNoise { Gaussian, LogNormal, Ar1 };
 
 // n runs around 100 with relative noise sigma; values from `from` on are multiplied by 1 + step.
-std::vector<double> series(uint64_t seed, size_t n, double sigma, Noise kind, size_t from = SIZE_MAX,
+std::vector<double> series(uint64_t seed, size_t n, double sigma, SeriesNoise kind, size_t from = SIZE_MAX,
                            double step = 0) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0, 1);
@@ -24,9 +24,9 @@ std::vector<double> series(uint64_t seed, size_t n, double sigma, Noise kind, si
   for (size_t i = 0; i < n; ++i) {
     double v = 100;
     switch (kind) {
-      case Noise::Gaussian: v *= 1 + sigma * z(rng); break;
-      case Noise::LogNormal: v *= std::exp(sigma * z(rng)); break;
-      case Noise::Ar1:  // stationary AR(1) with marginal sigma
+      case SeriesNoise::Gaussian: v *= 1 + sigma * z(rng); break;
+      case SeriesNoise::LogNormal: v *= std::exp(sigma * z(rng)); break;
+      case SeriesNoise::Ar1:  // stationary AR(1) with marginal sigma
         ar = rho * ar + std::sqrt(1 - rho * rho) * sigma * z(rng);
         v *= 1 + ar;
         break;
@@ -39,7 +39,7 @@ std::vector<double> series(uint64_t seed, size_t n, double sigma, Noise kind, si
 
 TEST(StepDetect, FindsATenPercentStepWhereItIs) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    const auto y = series(seed, 60, 0.01, Noise::Gaussian, 40, 0.10);
+    const auto y = series(seed, 60, 0.01, SeriesNoise::Gaussian, 40, 0.10);
     const auto a = detect_steps(y, {}, Better::Lower);
     ASSERT_TRUE(a.enough_history);
     const auto regressions = a.regressions();
@@ -50,7 +50,7 @@ TEST(StepDetect, FindsATenPercentStepWhereItIs) {
 }
 
 TEST(StepDetect, AnImprovementIsAChangeButNoRegression) {
-  const auto a = detect_steps(series(7, 60, 0.01, Noise::Gaussian, 40, -0.10), {}, Better::Lower);
+  const auto a = detect_steps(series(7, 60, 0.01, SeriesNoise::Gaussian, 40, -0.10), {}, Better::Lower);
   EXPECT_TRUE(a.regressions().empty());
   ASSERT_EQ(a.steps.size(), 1u);
   EXPECT_FALSE(a.steps[0].worse);
@@ -59,26 +59,26 @@ TEST(StepDetect, AnImprovementIsAChangeButNoRegression) {
 }
 
 TEST(StepDetect, AHigherIsBetterMetricFallingIsARegression) {
-  const auto a = detect_steps(series(3, 60, 0.01, Noise::Gaussian, 40, -0.10), {}, Better::Higher);
+  const auto a = detect_steps(series(3, 60, 0.01, SeriesNoise::Gaussian, 40, -0.10), {}, Better::Higher);
   ASSERT_EQ(a.regressions().size(), 1u);
   EXPECT_NEAR(static_cast<double>(a.regressions()[0]->at), 40.0, 1.0);
 }
 
 TEST(StepDetect, ASingleRunSpikeIsNoStep) {
   for (const double spike : {0.3, 1.0, -0.5}) {
-    auto y = series(11, 60, 0.01, Noise::Gaussian);
+    auto y = series(11, 60, 0.01, SeriesNoise::Gaussian);
     y[30] *= 1 + spike;
     const auto a = detect_steps(y, {}, Better::Lower);
     EXPECT_TRUE(a.regressions().empty()) << spike;
     EXPECT_EQ(a.levels.size(), 1u) << spike;
-    y = series(12, 60, 0.01, Noise::Gaussian);
+    y = series(12, 60, 0.01, SeriesNoise::Gaussian);
     y.back() *= 1 + spike;  // the newest run alone: not yet a level (compare judges a single run)
     EXPECT_TRUE(detect_steps(y, {}, Better::Lower).regressions().empty()) << spike;
   }
 }
 
 TEST(StepDetect, AStepThatWasRevertedIsNotStanding) {
-  auto y = series(5, 60, 0.01, Noise::Gaussian, 20, 0.15);
+  auto y = series(5, 60, 0.01, SeriesNoise::Gaussian, 20, 0.15);
   for (size_t i = 40; i < 60; ++i) y[i] /= 1.15;
   const auto a = detect_steps(y, {}, Better::Lower);
   EXPECT_TRUE(a.regressions().empty());
@@ -96,7 +96,7 @@ TEST(StepDetect, ThreeRunsGiveNoVerdict) {
 
 TEST(StepDetect, WideConfidenceIntervalsWeighLess) {
   // The same step, but every run of the new level reports a CI 50 times wider than the old level's.
-  const auto y = series(9, 60, 0.01, Noise::Gaussian, 40, 0.10);
+  const auto y = series(9, 60, 0.01, SeriesNoise::Gaussian, 40, 0.10);
   std::vector<double> ci(60, 0.5);
   const auto a = detect_steps(y, ci, Better::Lower);
   EXPECT_EQ(a.regressions().size(), 1u);
@@ -107,7 +107,7 @@ TEST(StepDetect, WideConfidenceIntervalsWeighLess) {
 }
 
 TEST(StepDetect, NoChangeRaisesAnAlarmInAtMostOnePercentOfSeeds) {
-  for (const Noise kind : {Noise::Gaussian, Noise::LogNormal, Noise::Ar1})
+  for (const SeriesNoise kind : {SeriesNoise::Gaussian, SeriesNoise::LogNormal, SeriesNoise::Ar1})
     for (const double sigma : {0.01, 0.03}) {
       int alarms = 0;
       for (uint64_t seed = 1; seed <= 1000; ++seed)

@@ -30,7 +30,7 @@ double cuda_pinned_h2d_gbps(size_t) { throw std::runtime_error("built without CU
 
 namespace {
 
-constexpr const char* kContext = "moe_offload gpu";
+constexpr const char* kPinnedContext = "moe_offload gpu";
 constexpr int kRepeats = 5;
 constexpr double kEventResolutionS = 0.5e-6;  // cudaEventElapsedTime's
 
@@ -48,7 +48,7 @@ float* cuda_pinned_alloc(size_t floats) {
   const cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    throw std::runtime_error(std::string(kContext) + ": cudaHostAlloc of " + std::to_string(bytes) +
+    throw std::runtime_error(std::string(kPinnedContext) + ": cudaHostAlloc of " + std::to_string(bytes) +
                              " bytes: " + cudaGetErrorString(err));
   }
   return static_cast<float*>(p);
@@ -68,18 +68,18 @@ double cuda_pinned_h2d_gbps(size_t bytes) {
   cuda::Event start, stop;
   auto copy = [&] {
     cuda::check_cuda(cudaMemcpyAsync(device.data(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()),
-                     "cudaMemcpyAsync (bandwidth)", kContext);
+                     "cudaMemcpyAsync (bandwidth)", kPinnedContext);
   };
   copy();  // warm-up: first-touch mappings and the copy engine
-  cuda::check_cuda(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize (bandwidth)", kContext);
+  cuda::check_cuda(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize (bandwidth)", kPinnedContext);
   double best = 0;
   for (int i = 0; i < kRepeats; ++i) {
-    cuda::check_cuda(cudaEventRecord(start.get(), stream.get()), "cudaEventRecord", kContext);
+    cuda::check_cuda(cudaEventRecord(start.get(), stream.get()), "cudaEventRecord", kPinnedContext);
     copy();
-    cuda::check_cuda(cudaEventRecord(stop.get(), stream.get()), "cudaEventRecord", kContext);
-    cuda::check_cuda(cudaEventSynchronize(stop.get()), "cudaEventSynchronize (bandwidth)", kContext);
+    cuda::check_cuda(cudaEventRecord(stop.get(), stream.get()), "cudaEventRecord", kPinnedContext);
+    cuda::check_cuda(cudaEventSynchronize(stop.get()), "cudaEventSynchronize (bandwidth)", kPinnedContext);
     float ms = 0;
-    cuda::check_cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime", kContext);
+    cuda::check_cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime", kPinnedContext);
     const double s = std::max(static_cast<double>(ms) * 1e-3, kEventResolutionS);
     best = std::max(best, static_cast<double>(bytes) / s / 1e9);
   }
