@@ -206,33 +206,45 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   EXPECT_THAT(gone.err, HasSubstr("no run matches 'base'"));
 }
 
-TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
-  skip_without_servers();
-  test::TempDir dir;
-  const fs::path db = dir / "r.db";
+// Starts `mlsysbench run toolbench` on the authored dataset with trials=1,2,3 (three cases) writing `db`,
+// its stderr silenced and, when `tmp` is given, TMPDIR=tmp. The child's pid (negative when fork failed).
+pid_t start_toolbench_run(const fs::path& db, const fs::path& tmp = {}) {
   const std::string bin = test::binary().string(), dataset = "dataset=" + authored_dataset().string();
   const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
   if (pid == 0) {
     freopen("/dev/null", "w", stderr);
+    if (!tmp.empty()) setenv("TMPDIR", tmp.c_str(), 1);
     execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p",
           "trials=1,2,3", static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the first case is committed, then press Ctrl-C.
+  return pid;
+}
+
+// Waits up to 120 s for the newest run in `db` to commit a case; that run's id, or 0.
+int64_t wait_for_first_case(const fs::path& db) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  size_t committed = 0;
-  while (std::chrono::steady_clock::now() < deadline && committed == 0) {
+  while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (!fs::exists(db)) continue;
     try {
       reports::Store store(db, true);
       const auto runs = store.list_runs(1);  // `latest` skips a run still in progress
-      if (!runs.empty()) committed = store.load_run(runs[0].id).cases.size();
+      if (!runs.empty() && !store.load_run(runs[0].id).cases.empty()) return runs[0].id;
     } catch (const std::exception&) {
     }
   }
-  ASSERT_GT(committed, 0u) << "no case finished in time";
+  return 0;
+}
+
+TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
+  skip_without_servers();
+  test::TempDir dir;
+  const fs::path db = dir / "r.db";
+  const pid_t pid = start_toolbench_run(db);
+  ASSERT_GE(pid, 0);
+  // Wait until the first case is committed, then press Ctrl-C.
+  ASSERT_GT(wait_for_first_case(db), 0) << "no case finished in time";
   kill(pid, SIGINT);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -255,30 +267,11 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
   test::TempDir dir;
   const fs::path db = dir / "r.db", tmp = dir / "tmp";
   fs::create_directories(tmp);
-  const std::string bin = test::binary().string(), dataset = "dataset=" + authored_dataset().string();
-  const pid_t pid = fork();
+  const pid_t pid = start_toolbench_run(db, tmp);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen("/dev/null", "w", stderr);
-    setenv("TMPDIR", tmp.c_str(), 1);
-    execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p",
-          "trials=1,2,3", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int64_t run_id = 0;
-  size_t committed = 0;
-  while (std::chrono::steady_clock::now() < deadline && committed == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (!fs::exists(db)) continue;
-    try {
-      reports::Store store(db, true);
-      const auto runs = store.list_runs(1);
-      if (!runs.empty()) committed = store.load_run(run_id = runs[0].id).cases.size();
-    } catch (const std::exception&) {
-    }
-  }
-  ASSERT_GT(committed, 0u) << "no case finished in time";
+  const int64_t run_id = wait_for_first_case(db);
+  ASSERT_GT(run_id, 0) << "no case finished in time";
+  const size_t committed = reports::Store(db, true).load_run(run_id).cases.size();
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);

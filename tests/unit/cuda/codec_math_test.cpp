@@ -23,7 +23,7 @@ namespace {
 
 namespace m = gpu::math;
 
-uint32_t bits_of(float f) { return m::f2u(f); }
+uint32_t math_bits_of(float f) { return m::f2u(f); }
 
 std::vector<uint32_t> sample_floats() {
   std::vector<uint32_t> v = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u,
@@ -31,14 +31,14 @@ std::vector<uint32_t> sample_floats() {
                              0x43E00000u, 0x43E7FFFFu, 0x47600000u, 0x3F808000u, 0x3F818000u, 0x33000000u};
   std::mt19937 rng(42);
   for (int i = 0; i < 400000; ++i) v.push_back(rng());
-  for (int i = 0; i < 200000; ++i) v.push_back(bits_of(std::normal_distribution<float>(0, 100)(rng)));
+  for (int i = 0; i < 200000; ++i) v.push_back(math_bits_of(std::normal_distribution<float>(0, 100)(rng)));
   return v;
 }
 
 TEST(CompressGpuMath, ConversionsMatchTheCpu) {
   for (uint32_t h = 0; h < 65536; ++h) {
-    ASSERT_EQ(bits_of(m::fp16_to_f32(static_cast<uint16_t>(h))), bits_of(fp16_to_float(static_cast<uint16_t>(h)))) << h;
-    ASSERT_EQ(bits_of(m::bf16_to_f32(static_cast<uint16_t>(h))), bits_of(bf16_to_float(static_cast<uint16_t>(h)))) << h;
+    ASSERT_EQ(math_bits_of(m::fp16_to_f32(static_cast<uint16_t>(h))), math_bits_of(fp16_to_float(static_cast<uint16_t>(h)))) << h;
+    ASSERT_EQ(math_bits_of(m::bf16_to_f32(static_cast<uint16_t>(h))), math_bits_of(bf16_to_float(static_cast<uint16_t>(h)))) << h;
   }
   for (uint32_t x : sample_floats()) {
     const float f = m::u2f(x);
@@ -48,8 +48,8 @@ TEST(CompressGpuMath, ConversionsMatchTheCpu) {
     ASSERT_EQ(m::f32_to_e5m2(f), float_to_e5m2(f)) << std::hex << x;
   }
   for (int q = 0; q < 256; ++q) {
-    EXPECT_EQ(bits_of(m::fp8_to_f32<3, 7>(static_cast<uint8_t>(q))), bits_of(e4m3_to_float(static_cast<uint8_t>(q)))) << q;
-    EXPECT_EQ(bits_of(m::fp8_to_f32<2, 15>(static_cast<uint8_t>(q))), bits_of(e5m2_to_float(static_cast<uint8_t>(q)))) << q;
+    EXPECT_EQ(math_bits_of(m::fp8_to_f32<3, 7>(static_cast<uint8_t>(q))), math_bits_of(e4m3_to_float(static_cast<uint8_t>(q)))) << q;
+    EXPECT_EQ(math_bits_of(m::fp8_to_f32<2, 15>(static_cast<uint8_t>(q))), math_bits_of(e5m2_to_float(static_cast<uint8_t>(q)))) << q;
   }
 }
 
