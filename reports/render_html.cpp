@@ -44,10 +44,13 @@ void charts(std::string& out, const WorkloadGroup& g) {
 // size, hit rate against cache fraction). An axis spanning 64x or more is drawn on a log2 scale.
 void sweep_charts(std::string& out, const WorkloadGroup& g) {
   std::map<std::string, std::set<double>> values;  // numeric axis -> its values
+  std::map<std::string, std::set<std::string>> seen;  // any axis -> its values (as JSON text)
   for (const CaseRecord* c : g.cases)
-    if (c->status == "ok" && c->params.is_object())
-      for (const auto& [axis, v] : c->params.items())
-        if (v.is_number()) values[axis].insert(v.get<double>());
+    if (c->params.is_object())
+      for (const auto& [axis, v] : c->params.items()) {
+        seen[axis].insert(v.dump());
+        if (c->status == "ok" && v.is_number()) values[axis].insert(v.get<double>());
+      }
   for (const auto& [axis, vals] : values) {
     if (vals.size() < 3) continue;
     const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
@@ -61,11 +64,8 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       nlohmann::json rest = c->params;
       rest.erase(axis);
       std::string others;
-      for (const auto& [k, v] : rest.items())
-        if (std::count_if(g.cases.begin(), g.cases.end(), [&](const CaseRecord* o) {
-              return o->params.is_object() && o->params.contains(k) && o->params[k] != v;
-            }) > 0)
-          others += (others.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      for (const auto& [k, v] : rest.items())  // the other axes that vary between the cases name the series
+        if (seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
       const double x = c->params[axis].get<double>();
       series[{c->primary_metric, others}].push_back({log_x ? std::log2(x) : x, s->stats.median});
       units[{c->primary_metric, others}] = s->unit;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include "harness/text.hpp"
 #include "reports/detail/report_text.hpp"
@@ -34,20 +36,18 @@ std::string shorten(const std::string& s) {
 std::vector<std::string> distinct_labels(const std::vector<std::string>& names) {
   if (names.size() < 2) return names;
   std::vector<std::vector<std::string>> tokens;
+  std::map<std::string, size_t> names_with;  // axis=value -> how many names hold it
   for (const auto& n : names) {
     const size_t slash = n.find('/');
     if (slash == std::string::npos) return names;
     tokens.push_back(split(n.substr(slash + 1), ','));
+    for (const auto& t : std::set<std::string>(tokens.back().begin(), tokens.back().end())) ++names_with[t];
   }
   std::vector<std::string> out;
   for (size_t i = 0; i < names.size(); ++i) {
     std::vector<std::string> own;
-    for (const auto& t : tokens[i]) {
-      const bool shared = std::all_of(tokens.begin(), tokens.end(), [&](const std::vector<std::string>& other) {
-        return std::find(other.begin(), other.end(), t) != other.end();
-      });
-      if (!shared) own.push_back(t);
-    }
+    for (const auto& t : tokens[i])
+      if (names_with[t] < names.size()) own.push_back(t);
     out.push_back(own.empty() ? names[i] : join(own, ","));
   }
   return out;
