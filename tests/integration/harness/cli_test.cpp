@@ -206,16 +206,17 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   EXPECT_THAT(gone.err, HasSubstr("no run matches 'base'"));
 }
 
-// Starts `mlsysbench run toolbench` on the authored dataset with trials=1,2,3 (three cases) writing `db`,
-// its stderr silenced and, when `tmp` is given, TMPDIR=tmp. The child's pid (negative when fork failed).
+// Starts `mlsysbench run toolbench` on the authored dataset's first 4 tasks with trials=1,2,3 (three cases,
+// the first done in seconds) writing `db`, its stderr silenced and, when `tmp` is given, TMPDIR=tmp. The
+// child's pid (negative when fork failed).
 pid_t start_toolbench_run(const fs::path& db, const fs::path& tmp = {}) {
   const std::string bin = test::binary().string(), dataset = "dataset=" + authored_dataset().string();
   const pid_t pid = fork();
   if (pid == 0) {
     freopen("/dev/null", "w", stderr);
     if (!tmp.empty()) setenv("TMPDIR", tmp.c_str(), 1);
-    execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p",
-          "trials=1,2,3", static_cast<char*>(nullptr));
+    execl(bin.c_str(), bin.c_str(), "--db", db.c_str(), "run", "toolbench", "-p", dataset.c_str(), "-p", "limit=4",
+          "-p", "trials=1,2,3", static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;
@@ -311,7 +312,8 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
   if (!fs::exists(dataset)) GTEST_SKIP() << "no " << dataset;
   test::TempDir dir;
   const std::string db = "--db " + shell_quote(dir / "r.db") + " ";
-  const auto r = test::run_cli(db + "run toolbench -p dataset=" + shell_quote(dataset) + " -p agent=oracle");
+  const auto r = test::run_cli(db + "run toolbench -p dataset=" + shell_quote(dataset) +
+                                    " -p agent=oracle -p concurrency=4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   reports::Store store(dir / "r.db", true);
   const auto run = store.load_run(*store.resolve_run("latest"));

@@ -98,7 +98,7 @@ TEST(ToolbenchLlmAgent, OpenAiWithAPerfectModelMatchesTheOracle) {
 TEST(ToolbenchLlmAgent, AnthropicWithAPerfectModelMatchesTheOracleAndIsPriced) {
   FakeLlm llm(authored_tasks());
   const CaseResult r = run_llm(llm, "anthropic", {{"model", std::string("claude-sonnet-4-20250514")},
-                                                  {"concurrency", int64_t{2}}});
+                                                  {"concurrency", int64_t{2}}, {"limit", int64_t{12}}});
   ASSERT_EQ(r.failure, "");
   EXPECT_EQ(r.metric("pass_at_1"), 1.0) << reasons(r);
   EXPECT_TRUE(r.warnings.empty());

@@ -100,7 +100,7 @@ TEST(ToolbenchWorkload, ConcurrentTrialsGiveTheSerialResults) {
 // The heuristic agent (BM25 tool choice, arguments read off the query) is the floor: it solves the
 // single-call tasks whose query names the file and the numbers, and fails the rest with a reason.
 TEST(ToolbenchWorkload, HeuristicAgentIsAFloorBelowTheOracle) {
-  const CaseResult r = run_case({{"agent", std::string("heuristic")}});
+  const CaseResult r = run_case({{"agent", std::string("heuristic")}, {"concurrency", int64_t{2}}});
   ASSERT_EQ(r.failure, "");
   const double p1 = r.metric("pass_at_1");
   EXPECT_GT(p1, 0.1);
@@ -129,17 +129,19 @@ TEST(ToolbenchWorkload, HeuristicAgentIsAFloorBelowTheOracle) {
 // max_tools offers the N tools BM25 ranks first: recall falls with N and reaches 1 once every tool is
 // offered; the oracle replays its labels whatever it is offered.
 TEST(ToolbenchWorkload, MaxToolsReportsRetrievalRecall) {
-  const CaseResult two = run_case({{"agent", std::string("heuristic")}, {"max_tools", int64_t{2}}, {"limit", int64_t{12}}});
+  const auto first_12 = [](const std::string& agent, int64_t max_tools) {
+    return run_case({{"agent", agent}, {"max_tools", max_tools}, {"limit", int64_t{12}}, {"concurrency", int64_t{2}}});
+  };
+  const CaseResult two = first_12("heuristic", 2);
   ASSERT_EQ(two.failure, "");
-  const CaseResult six = run_case({{"agent", std::string("heuristic")}, {"max_tools", int64_t{6}}, {"limit", int64_t{12}}});
+  const CaseResult six = first_12("heuristic", 6);
   const double r2 = two.metric("retrieval_recall"), r6 = six.metric("retrieval_recall");
   EXPECT_GT(r2, 0.3);
   EXPECT_LT(r2, r6);
   EXPECT_LT(r6, 1.0);
   // The first 12 tasks are filesystem ones: all 14 of the server's tools offered is recall 1.
-  EXPECT_EQ(run_case({{"agent", std::string("oracle")}, {"max_tools", int64_t{14}}, {"limit", int64_t{12}}})
-                .metric("retrieval_recall"), 1.0);
-  const CaseResult oracle = run_case({{"max_tools", int64_t{2}}, {"limit", int64_t{12}}});
+  EXPECT_EQ(first_12("oracle", 14).metric("retrieval_recall"), 1.0);
+  const CaseResult oracle = first_12("oracle", 2);
   EXPECT_EQ(oracle.metric("pass_at_1"), 1.0);
   EXPECT_EQ(oracle.metric("retrieval_recall"), r2);
 }

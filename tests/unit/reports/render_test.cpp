@@ -3,7 +3,6 @@
 // compare.py.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -275,15 +274,16 @@ TEST(ReportsRenderTest, GbenchContextComesFromTheCapturedEnvironment) {
   EXPECT_TRUE(k["context"]["num_cpus"].is_null());
 }
 
-TEST(ReportsRenderTest, RendersAThousandCaseRunInUnderTwoSeconds) {
-  const RunData run = bench::synthetic_run(1000, 3, 20, 4);
-  const auto start = std::chrono::steady_clock::now();
-  const std::string html = render(run, Format::Html);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 2.0);
-  EXPECT_GT(html.size(), 100000u);
-  for (Format f : {Format::Json, Format::Md, Format::Gbench, Format::Bmf, Format::Gab, Format::GabBigger})
-    EXPECT_FALSE(render(run, f).empty());
+// Scale, not speed: bench_store's BM_RenderHtml1000Cases times the render (target < 2 s). Two metrics
+// (one lower-, one higher-is-better) of five samples keep the fixture's bootstrap summaries cheap under ASan.
+TEST(ReportsRenderTest, RendersAThousandCaseRunWithEveryCase) {
+  const RunData run = bench::synthetic_run(1000, 2, 5, 4);
+  for (Format f :
+       {Format::Html, Format::Json, Format::Md, Format::Gbench, Format::Bmf, Format::Gab, Format::GabBigger}) {
+    const std::string out = render(run, f);
+    for (const char* name : {"size=0", "size=500", "size=999"})  // all three are ok cases (gbench keeps only those)
+      EXPECT_NE(out.find(name), std::string::npos) << to_string(f) << " lacks " << name;
+  }
 }
 
 TEST(ReportsRenderTest, EmptyRunRendersInEveryFormat) {
