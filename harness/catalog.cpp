@@ -30,6 +30,7 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
     w["metrics"] = nlohmann::json::array();
     for (const auto& m : info.metrics)
       w["metrics"].push_back({{"name", m.name}, {"unit", m.unit}, {"better", to_string(m.better)}, {"help", m.help}});
+    w["examples"] = info.examples;
     out["workloads"].push_back(w);
   }
   out["suites"] = nlohmann::json::array();
@@ -87,6 +88,10 @@ std::string catalog_text(const nlohmann::json& c) {
     for (const auto& m : w["metrics"])
       o << "      " << m["name"].get<std::string>() << " [" << m["unit"].get<std::string>() << ", "
         << m["better"].get<std::string>() << " is better]  " << m["help"].get<std::string>() << "\n";
+    if (w.contains("examples") && !w["examples"].empty()) {
+      o << "    examples:\n";
+      for (const auto& e : w["examples"]) o << "      mlsysbench " << e.get<std::string>() << "\n";
+    }
   }
   o << "\nSuites:\n";
   for (const auto& s : c["suites"]) {

@@ -1,4 +1,5 @@
 #include "harness/environment.hpp"
+#include "harness/process_state.hpp"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -136,9 +137,7 @@ nlohmann::json ci_metadata() {
 
 nlohmann::json capture_environment() {
   nlohmann::json env;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  env["host"] = host;
+  env["host"] = host_name();
   env["cpu_model"] = file_field("/proc/cpuinfo", "model name", ':');
   env["cores"] = std::thread::hardware_concurrency();
   capture_cpu_state(env);

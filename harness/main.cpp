@@ -402,13 +402,13 @@ int main(int argc, char** argv) {
         }
         std::optional<mlsb::Progress> progress;
         if (root) {
-          std::vector<std::string> workloads;
           std::vector<std::pair<std::string, std::string>> keys;
-          for (const auto& c : plan.cases) {
-            workloads.push_back(c.workload);
-            keys.emplace_back(c.workload, mlsb::params_key(c.params));
-          }
-          progress.emplace(stderr, isatty(STDERR_FILENO), std::move(workloads), store->last_case_seconds(keys));
+          for (const auto& c : plan.cases) keys.emplace_back(c.workload, mlsb::params_key(c.params));
+          const std::vector<double> last = store->last_case_seconds(keys);
+          std::vector<mlsb::PlannedCase> planned;
+          for (size_t i = 0; i < plan.cases.size(); ++i)
+            planned.push_back({plan.cases[i].workload, last[i], plan.cases[i].expected_s});
+          progress.emplace(stderr, isatty(STDERR_FILENO), std::move(planned));
         }
         mlsb::RunOptions opts;
         opts.seed = seed;

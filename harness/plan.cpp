@@ -162,6 +162,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     std::string workload;
     AxisOverrides params;
     RunnerOverrides runner;
+    double expected_s = -1;
   };
   std::vector<Entry> entries;
   Plan plan;
@@ -185,10 +186,10 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   if (suite_file) {
     Suite suite = load_suite(*suite_file);
     plan.suite = suite.name;
-    for (auto& e : suite.entries) entries.push_back({e.workload, e.params, e.runner});
+    for (auto& e : suite.entries) entries.push_back({e.workload, e.params, e.runner, e.expected_s});
   } else {
     plan.suite = std::string(target);
-    entries.push_back({std::string(target), {}, {}});
+    entries.push_back({std::string(target), {}, {}, -1});
   }
 
   std::set<std::string> used;
@@ -203,6 +204,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
       if (info.find_axis(axis)) {
         e.params[axis] = vals;
         used.insert(axis);
+        e.expected_s = -1;  // the suite's time was for other cases
       }
     std::set<std::string> given;  // axes the suite entry or the command line set: always in the name
     for (const auto& [axis, vals] : e.params) given.insert(axis);
@@ -222,7 +224,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
       }
       workload->check(p);
       std::string label = case_label(info, p, given);
-      plan.cases.push_back({e.workload, std::move(p), settings, std::move(label)});
+      plan.cases.push_back({e.workload, std::move(p), settings, std::move(label), e.expected_s});
     }
   }
   for (const auto& [axis, vals] : overrides)

@@ -25,6 +25,12 @@ double boot_time() {
 
 }  // namespace
 
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
 bool process_running_since(int64_t pid, double since_unix) {
   if (pid <= 0) return true;
   if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;

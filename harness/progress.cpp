@@ -34,12 +34,11 @@ std::string clock_text(double s) {
 
 }  // namespace
 
-Progress::Progress(std::FILE* out, bool tty, std::vector<std::string> workloads, std::vector<double> last_seconds,
-                   int columns, std::function<Clock::time_point()> clock)
+Progress::Progress(std::FILE* out, bool tty, std::vector<PlannedCase> cases, int columns,
+                   std::function<Clock::time_point()> clock)
     : out_(out),
       tty_(tty),
-      workloads_(std::move(workloads)),
-      last_seconds_(std::move(last_seconds)),
+      cases_(std::move(cases)),
       columns_(columns),
       clock_(std::move(clock)) {
   case_start_ = sample_start_ = last_line_ = clock_();
@@ -53,13 +52,16 @@ int Progress::columns() const {
 }
 
 double Progress::estimate(int index) const {
-  if (static_cast<size_t>(index) < last_seconds_.size() && last_seconds_[index] >= 0) return last_seconds_[index];
-  if (auto it = finished_.find(workloads_[index]); it != finished_.end()) return median_of(it->second);
+  const PlannedCase& c = cases_[static_cast<size_t>(index)];
+  if (c.last_seconds >= 0) return c.last_seconds;
+  if (c.expected_seconds >= 0)
+    return c.expected_seconds * (finished_expected_ > 0 ? finished_actual_ / finished_expected_ : 1.0);
+  if (auto it = finished_.find(c.workload); it != finished_.end()) return median_of(it->second);
   return all_finished_.empty() ? -1 : median_of(all_finished_);
 }
 
 double Progress::seconds_left() const {
-  const int total = static_cast<int>(workloads_.size());
+  const int total = static_cast<int>(cases_.size());
   if (index_ >= total) return 0;
   const auto now = clock_();
   const double elapsed = seconds_of(now - case_start_);
@@ -70,10 +72,14 @@ double Progress::seconds_left() const {
   }
   if (current < 0) return -1;
   current = std::max(current, elapsed);
-  double left = current - elapsed;
-  for (int j = index_ + 1; j < total; ++j) {
-    const double e = estimate(j);
-    left += e < 0 ? current : e;
+  return current - elapsed + seconds_after(index_, current);
+}
+
+double Progress::seconds_after(int index, double unknown) const {
+  double left = 0;
+  for (size_t j = static_cast<size_t>(index) + 1; j < cases_.size(); ++j) {
+    const double e = estimate(static_cast<int>(j));
+    left += e < 0 ? unknown : e;
   }
   return left;
 }
@@ -101,7 +107,7 @@ void Progress::tick(int samples, int64_t done, int64_t total) {
 }
 
 void Progress::draw(const std::string& status, bool end_line) {
-  const std::string head = "[" + std::to_string(index_ + 1) + "/" + std::to_string(workloads_.size()) + "] ";
+  const std::string head = "[" + std::to_string(index_ + 1) + "/" + std::to_string(cases_.size()) + "] ";
   std::string line = head + case_id_ + status;
   if (tty_) {  // one row: the case id gives way so that the status (and the ETA) stays visible
     const size_t width = static_cast<size_t>(std::max(columns() - 1, 1));
@@ -116,8 +122,10 @@ void Progress::draw(const std::string& status, bool end_line) {
 
 void Progress::case_finished(const reports::CaseRecord& c) {
   const double took = seconds_of(clock_() - case_start_);
-  finished_[workloads_.at(index_)].push_back(took);
+  const PlannedCase& planned = cases_.at(static_cast<size_t>(index_));
+  finished_[planned.workload].push_back(took);
   all_finished_.push_back(took);
+  if (planned.expected_seconds > 0) finished_expected_ += planned.expected_seconds, finished_actual_ += took;
   std::string primary;
   for (const auto& s : c.summaries)
     if (s.metric == c.primary_metric) {
@@ -126,16 +134,10 @@ void Progress::case_finished(const reports::CaseRecord& c) {
                     s.unit.c_str(), static_cast<long long>(s.stats.n), s.stats.rel_stddev * 100);
       primary = buf;
     }
-  const int left = static_cast<int>(workloads_.size()) - index_ - 1;
-  std::string eta;
-  if (left > 0) {
-    ++index_;  // seconds_left() from the next case's start
-    case_start_ = sample_start_ = clock_();
-    done_units_ = total_units_ = 0;
-    eta = "  ETA " + clock_text(seconds_left());
-    --index_;
-  }
-  std::fprintf(out_, "%s[%d/%zu] %s  %s%s%s%s%s\n", tty_ ? "\r\033[K" : "", index_ + 1, workloads_.size(),
+  const int left = static_cast<int>(cases_.size()) - index_ - 1;
+  // Every case left has an estimate now: this one's time is known.
+  const std::string eta = left > 0 ? "  ETA " + clock_text(seconds_after(index_, 0)) : "";
+  std::fprintf(out_, "%s[%d/%zu] %s  %s%s%s%s%s\n", tty_ ? "\r\033[K" : "", index_ + 1, cases_.size(),
                case_id_.c_str(), c.status.c_str(), primary.c_str(), c.reason.empty() ? "" : "  ", c.reason.c_str(),
                eta.c_str());
   std::fflush(out_);

@@ -246,12 +246,14 @@ std::string format_seconds(double s) {
   return buf;
 }
 
-// Commits a case, waiting out another writer's lock (SQLite's busy timeout, then a few retries) so a
-// finished case is not lost to a passing lock; any other store failure ends the run as failed.
-void store_case(reports::Store& store, int64_t run_id, reports::CaseRecord& rec) {
+// Runs `write` (a case's commit), waiting out another writer's lock (SQLite's busy timeout, then a few
+// retries) so a finished case is not lost to a passing lock; any other store failure ends the run as
+// failed.
+void with_store_retries(reports::Store& store, int64_t run_id, const reports::CaseRecord& rec,
+                        const std::function<void()>& write) {
   for (int attempt = 1;; ++attempt) {
     try {
-      store.add_case(run_id, rec);
+      write();
       return;
     } catch (const reports::StoreError& e) {
       const std::string what = e.what();
@@ -267,6 +269,19 @@ void store_case(reports::Store& store, int64_t run_id, reports::CaseRecord& rec)
       std::this_thread::sleep_for(std::chrono::seconds(5));
     }
   }
+}
+
+// The record of a case about to start: what it is and where it runs, started now.
+reports::CaseRecord case_stub(const CaseSpec& spec, RunComms& comms) {
+  reports::CaseRecord rec;
+  rec.workload = spec.workload;
+  rec.params = to_json(spec.params);
+  rec.params_key = params_key(spec.params);
+  rec.label = spec.label;
+  rec.comm = comms.cases().name();
+  rec.ranks = comms.cases().size();
+  rec.started_at = unix_now();
+  return rec;
 }
 
 // Severity of a rank's case status for the agreement: the worst wins. Consequences rank below their
@@ -326,13 +341,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
                            RunComms& comms) {
   CaseResult result;
   reports::CaseRecord& rec = result.rec;
-  rec.workload = spec.workload;
-  rec.params = to_json(spec.params);
-  rec.params_key = params_key(spec.params);
-  rec.label = spec.label;
-  rec.comm = comms.cases().name();
-  rec.ranks = comms.cases().size();
-  rec.started_at = unix_now();
+  rec = case_stub(spec, comms);
 
   auto ctx = std::make_shared<CaseContext>();
   ctx->spec = spec;
@@ -368,7 +377,10 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
         lock.unlock();
         if (on_tick) {
           CaseProgress p{ctx->samples.load()};
-          if (const State* st = ctx->live_state.load()) std::tie(p.done, p.total) = st->progress();
+          if (const State* st = ctx->live_state.load()) {
+            std::tie(p.done, p.total) = st->progress();
+            p.state = st;
+          }
           on_tick(p);
         }
         lock.lock();
@@ -595,21 +607,39 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     }
     if (!go) break;
     const CaseSpec& spec = plan.cases[i];
+    // Rank 0 stores the case as it starts and its items every second while it runs, so that a killed
+    // run keeps what its case in flight had finished (the task trials of a long toolbench case, say).
+    reports::CaseRecord stored = case_stub(spec, comms);
+    size_t items_stored = 0;
+    if (root) {
+      try {
+        with_store_retries(*store, out.run_id, stored, [&] { store->begin_case(out.run_id, stored); });
+      } catch (const reports::StoreError& e) {
+        store_error = e;
+      }
+    }
+    auto last_flush = std::chrono::steady_clock::now();
     CaseResult result;
     try {
       control.expect_same("case (the ranks run different plans?)", fnv1a64(spec.id()));
       if (progress) progress->case_started(static_cast<int>(i), spec.display_name());
       result = run_ranked_case(spec, options.backend, options.seed, interrupt, [&](const CaseProgress& p) {
         if (progress) progress->tick(p.samples, p.done, p.total);
+        const auto now = std::chrono::steady_clock::now();
+        if (root && stored.id > 0 && p.state && now - last_flush >= std::chrono::seconds(1)) {
+          last_flush = now;
+          try {
+            const auto items = p.state->items_since(items_stored);
+            store->add_items(stored.id, items);
+            items_stored += items.size();
+          } catch (const reports::StoreError&) {
+            // a busy store: these items are committed with the case when it ends
+          }
+        }
       }, comms);
     } catch (const comm::CommError& e) {
-      result.rec.workload = spec.workload;
-      result.rec.params = to_json(spec.params);
-      result.rec.params_key = params_key(spec.params);
-      result.rec.label = spec.label;
-      result.rec.comm = comms.cases().name();
-      result.rec.ranks = comms.cases().size();
-      result.rec.started_at = result.rec.finished_at = unix_now();
+      result.rec = case_stub(spec, comms);
+      result.rec.finished_at = unix_now();
       result.rec.status = interrupt ? "interrupted" : "failed";
       result.rec.reason = e.what();
       result.interrupted = interrupt.load();
@@ -617,8 +647,11 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     }
     reports::CaseRecord& rec = result.rec;
     if (root) {
+      rec.id = stored.id;
+      rec.started_at = stored.started_at;
       try {
-        store_case(*store, out.run_id, rec);
+        if (!store_error)
+          with_store_retries(*store, out.run_id, rec, [&] { store->finish_case(rec, items_stored); });
       } catch (const reports::StoreError& e) {
         store_error = e;
       }
@@ -634,7 +667,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   interrupted = interrupted || interrupt;
   out.status = interrupted ? "interrupted" : (out.failed || out.timed_out || broken) ? "failed" : "ok";
   if (root) {
-    if (store_error) throw *store_error;  // store_case already marked the run failed
+    if (store_error) throw *store_error;  // with_store_retries already marked the run failed
     store->finish_run(out.run_id, out.status);
   }
   return out;

@@ -55,15 +55,17 @@ uint64_t case_seed(uint64_t run_seed, const std::string& data_key);
 /// a SkipCase gives status "skipped", FailCase or any exception "failed", the timeout "timeout",
 /// `cancel` set by the caller "interrupted"; `reason` says why. Failed, timed-out and interrupted
 /// cases keep no samples or summaries (their numbers are not trusted); items are kept unless the
-/// case timed out. `on_tick` is called on the calling thread about 5 times a second (for progress output).
+/// case timed out (run_plan has stored those that came while it ran). `on_tick` is called on the
+/// calling thread about 5 times a second (for progress output and run_plan's commits of items).
 /// `backend` is the request (resolve_backend). This form runs on one rank (a local communicator).
 /// GPU state: rank 0 reads the GPUs its process sees through NVML just before the first measured sample
 /// and just after the last, into `gpu` and `throttled` (cuda::case_gpu_record; {} and false without NVML
 /// or a GPU, or when the case stopped before sampling). Other ranks' GPUs are not read.
 struct CaseProgress {
-  int samples = 0;       ///< measured samples so far
-  int64_t done = 0;      ///< units of work done in the current sample (State::progress)
-  int64_t total = 0;     ///< of this many (0 = unknown)
+  int samples = 0;                ///< measured samples so far
+  int64_t done = 0;               ///< units of work done in the current sample (State::progress)
+  int64_t total = 0;              ///< of this many (0 = unknown)
+  const State* state = nullptr;   ///< the case's state once it exists (State::items_since is safe to call)
 };
 reports::CaseRecord run_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
                              const std::atomic<bool>& cancel,
@@ -85,7 +87,8 @@ struct RunOutcome {
   int ok = 0, failed = 0, skipped = 0, timed_out = 0;
 };
 
-/// Runs every case of `plan`, committing each to `store` as it ends. `interrupt` is polled: once set,
+/// Runs every case of `plan`, storing each in `store` as it starts (status "running"), its items every
+/// second while it runs (a killed run keeps what its case in flight finished) and its results when it ends. `interrupt` is polled: once set,
 /// the case in flight is cancelled and recorded as interrupted, the run is marked "interrupted" and no
 /// further case starts. The run's status is "failed" when any case failed or timed out.
 /// This form creates the communicators of options.comm; on ranks other than 0 `store` and `progress`

@@ -66,7 +66,7 @@ struct SuiteParser {
   }
 
   SuiteEntry entry(const json& obj, const std::string& where) const {
-    only_keys(obj, where, {"workload", "params", "runner"});
+    only_keys(obj, where, {"workload", "params", "runner", "expected_s"});
     if (!obj.contains("workload") || !obj["workload"].is_string()) error(where + ".workload", "expected a workload name");
     SuiteEntry e;
     e.workload = obj["workload"].get<std::string>();
@@ -107,6 +107,11 @@ struct SuiteParser {
       }
     }
     if (obj.contains("runner")) e.runner = runner(obj["runner"], where + ".runner");
+    if (obj.contains("expected_s")) {
+      const json& v = obj["expected_s"];
+      if (!v.is_number() || !(v.get<double>() >= 0)) error(where + ".expected_s", "expected a number of seconds >= 0");
+      e.expected_s = v.get<double>();
+    }
     return e;
   }
 };

@@ -6,7 +6,8 @@
 //    "runner": {"warmup": 0, "min_samples": 3, ...},           // optional, for every entry
 //    "cases": [{"workload": "toolbench",
 //               "params": {"agent": "oracle", "trials": [1, 3]},  // a value or a list of values
-//               "runner": {...}}]}                                // optional, for this entry
+//               "runner": {...},                                  // optional, for this entry
+//               "expected_s": 20}]}                               // optional, see SuiteEntry
 // Runner keys: warmup, min_samples, max_samples, min_time_s, max_noise, max_time_s, timeout_s.
 // String values may use ${source_dir} (the project root) and ${shared_dir} (MLSB_SHARED_DIR, else
 // the `shared` folder beside the project root).
@@ -22,6 +23,10 @@ struct SuiteEntry {
   std::string workload;
   std::map<std::string, std::vector<std::string>> params;  ///< axis -> values as text
   RunnerOverrides runner;
+  /// Seconds each case of the entry takes on the machine the suite was written on (say which in its
+  /// description): the progress line's ETA scales them by how this machine compares on the cases that
+  /// finished, before the store has times of its own. -1: not given.
+  double expected_s = -1;
 };
 
 struct Suite {

@@ -39,10 +39,23 @@ std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+namespace {
+bool continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+}  // namespace
+
+size_t utf8_boundary_before(std::string_view text, size_t i) {
+  while (i > 0 && i < text.size() && continuation_byte(text[i])) --i;
+  return i;
+}
+
+size_t utf8_boundary_after(std::string_view text, size_t i) {
+  while (i < text.size() && continuation_byte(text[i])) ++i;
+  return i;
+}
+
 std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis) {
   if (text.size() <= max_bytes) return std::string(text);
-  size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
+  const size_t cut = utf8_boundary_before(text, max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0);
   return std::string(text.substr(0, cut)) + std::string(ellipsis);
 }
 
@@ -74,22 +87,17 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 
 std::string utf8_excerpt(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
-  size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
+  const size_t cut = utf8_boundary_before(text, max_bytes);
   return std::string(text.substr(0, cut)) + "... [cut: " + std::to_string(cut) + " of " +
          std::to_string(text.size()) + " bytes shown]";
 }
 
 std::string log_excerpt(std::string_view text, size_t tail_bytes) {
   if (text.size() <= tail_bytes) return std::string(text);
-  const auto boundary = [&](size_t i) {  // the first character boundary at or after i
-    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
-    return i;
-  };
   const auto gap = [&](size_t bytes) {
     return "[... " + std::to_string(bytes) + " bytes cut of " + std::to_string(text.size()) + " ...] ";
   };
-  const size_t tail = boundary(text.size() - tail_bytes);
+  const size_t tail = utf8_boundary_after(text, text.size() - tail_bytes);
   std::string out;
   size_t shown = 0;  // bytes before the tail that `out` accounts for
   for (size_t pos = 0; pos < tail;) {
@@ -98,7 +106,7 @@ std::string log_excerpt(std::string_view text, size_t tail_bytes) {
     const bool names_error = std::any_of(std::begin(kErrorWords), std::end(kErrorWords),
                                          [&](std::string_view w) { return line.find(w) != std::string::npos; });
     if (names_error) {
-      const size_t stop = std::min({end, tail, boundary(pos + tail_bytes)});
+      const size_t stop = std::min({end, tail, utf8_boundary_after(text, pos + tail_bytes)});
       out = (pos > 0 ? gap(pos) : "") + std::string(text.substr(pos, stop - pos)) + " ";
       shown = stop;
       break;

@@ -20,6 +20,11 @@ std::string ascii_lower(std::string_view text);
 /// At most `max_bytes` bytes of `text`, cut at a UTF-8 character boundary (never inside a multi-byte
 /// sequence), with `ellipsis` appended when anything was cut (its bytes count towards the limit).
 std::string utf8_truncate(std::string_view text, size_t max_bytes, std::string_view ellipsis = "...");
+/// The UTF-8 character boundary at or before byte `i` of `text` (i <= text.size()): `i` moved back over
+/// continuation bytes, so that text.substr(0, result) never ends in the middle of a character.
+size_t utf8_boundary_before(std::string_view text, size_t i);
+/// The UTF-8 character boundary at or after byte `i`: text.substr(result) never starts mid-character.
+size_t utf8_boundary_after(std::string_view text, size_t i);
 
 /// At most `max_bytes` bytes of `text`, cut at a UTF-8 character boundary; when anything was cut a marker
 /// follows that says so and how long the original was: "... [cut: 4096 of 300000 bytes shown]" (the

@@ -79,7 +79,14 @@ void State::record(std::string_view metric, double value) {
 
 void State::add_item(std::string key, nlohmann::json item) {
   if (warmup_) return;
+  std::lock_guard lock(items_mutex_);
   items_.emplace_back(std::move(key), std::move(item));
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> State::items_since(size_t from) const {
+  std::lock_guard lock(items_mutex_);
+  if (from >= items_.size()) return {};
+  return {items_.begin() + static_cast<std::ptrdiff_t>(from), items_.end()};
 }
 
 void State::warn(std::string message) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -92,6 +93,9 @@ struct WorkloadInfo {
   /// Device backends the workload runs on ("cpu", "cuda"); the runner skips a case whose requested
   /// backend is not listed, and resolves "auto" to "cuda" when listed and a GPU is present, else "cpu".
   std::vector<std::string> backends = {"cpu"};
+  /// Command lines (after `mlsysbench`) that show typical uses, each runnable as it stands from the
+  /// project root: printed by `list WORKLOAD` and `run WORKLOAD --help`.
+  std::vector<std::string> examples;
 
   const Axis* find_axis(std::string_view axis) const;
   const Metric* find_metric(std::string_view metric) const;
@@ -158,6 +162,9 @@ class State {
   void set_comm(comm::Communicator* comm) { comm_ = comm; }
   const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
   std::vector<std::pair<std::string, nlohmann::json>>& items() { return items_; }
+  /// A copy of the items from the `from`-th on; safe while the workload adds items on another thread
+  /// (the runner commits a long case's items as they come).
+  std::vector<std::pair<std::string, nlohmann::json>> items_since(size_t from) const;
 
  private:
   const Value& get(std::string_view axis) const;
@@ -172,6 +179,7 @@ class State {
   comm::Communicator* comm_ = nullptr;
   std::map<std::string, std::vector<double>> samples_;
   std::vector<std::pair<std::string, nlohmann::json>> items_;
+  mutable std::mutex items_mutex_;  // add_item against items_since
   std::vector<std::string> warnings_;
   std::atomic<int64_t> progress_done_{0}, progress_total_{0};
 };

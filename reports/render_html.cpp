@@ -1,95 +1,25 @@
 // The HTML report: one self-contained file (inline CSS and SVG, no scripts; a Content-Security-Policy
 // forbids any network fetch), readable offline.
-#include <algorithm>
-#include <cmath>
 #include <map>
-#include <set>
 
+#include "reports/detail/case_charts.hpp"
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/series_items.hpp"
 #include "reports/detail/svg_chart.hpp"
 #include "reports/detail/tables.hpp"
+#include "reports/detail/xy_chart.hpp"
 
 namespace mlsb::reports::detail {
 namespace {
 
-
-// One chart per metric that at least two ok cases report and that differs between them (a single bar,
-// or bars all of one value, compare nothing; the metrics table shows every value). Bars are labelled
-// by what differs between the cases (distinct_labels).
-void charts(std::string& out, const WorkloadGroup& g) {
-  const std::vector<std::string> labels = distinct_labels(g.names);
-  for (const auto& [metric, unit] : g.metrics) {
-    std::vector<Bar> bars;
-    Better better = Better::Lower;
-    for (size_t i = 0; i < g.cases.size(); ++i) {
-      const CaseRecord* c = g.cases[i];
-      const SummaryRow* s = c->status == "ok" ? find_summary(*c, metric) : nullptr;
-      if (!s) continue;
-      better = s->better;
-      bars.push_back({labels[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
-    }
-    const bool differ = std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.value != bars[0].value; });
-    if (bars.size() < 2 || !differ) continue;
-    const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + ", " +
-                                std::string(to_string(better)) + " is better: median per case, 95% CI";
-    out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
-           bar_chart_svg(g.workload + " " + metric, unit, bars) + "</figure>\n";
-  }
-}
-
-// Sweeps: for each numeric axis with 3 or more values among a workload's ok cases, one line chart of the
-// primary metric against it per combination of the other axes (step time against experts, GB/s against
-// size, hit rate against cache fraction). An axis spanning 64x or more is drawn on a log2 scale.
-void sweep_charts(std::string& out, const WorkloadGroup& g) {
-  std::map<std::string, std::set<double>> values;  // numeric axis -> its values
-  std::map<std::string, std::set<std::string>> seen;  // any axis -> its values (as JSON text)
-  for (const CaseRecord* c : g.cases)
-    if (c->params.is_object())
-      for (const auto& [axis, v] : c->params.items()) {
-        seen[axis].insert(v.dump());
-        if (c->status == "ok" && v.is_number()) values[axis].insert(v.get<double>());
-      }
-  for (const auto& [axis, vals] : values) {
-    if (vals.size() < 3) continue;
-    const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
-    // (primary metric, the other axes' values) -> points
-    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
-    std::map<std::pair<std::string, std::string>, std::string> units;
-    for (const CaseRecord* c : g.cases) {
-      if (c->status != "ok" || !c->params.contains(axis) || !c->params[axis].is_number()) continue;
-      const SummaryRow* s = find_summary(*c, c->primary_metric);
-      if (!s) continue;
-      nlohmann::json rest = c->params;
-      rest.erase(axis);
-      std::string others;
-      for (const auto& [k, v] : rest.items())  // the other axes that vary between the cases name the series
-        if (seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-      const double x = c->params[axis].get<double>();
-      series[{c->primary_metric, others}].push_back({log_x ? std::log2(x) : x, s->stats.median});
-      units[{c->primary_metric, others}] = s->unit;
-    }
-    for (auto& [key, points] : series) {
-      if (points.size() < 3) continue;
-      std::sort(points.begin(), points.end());
-      const auto& [metric, others] = key;
-      const std::string unit = units[key];
-      const std::string caption = metric + (unit.empty() ? "" : " (" + unit + ")") + " against " + axis +
-                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others);
-      out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
-             line_chart_svg(g.workload + " " + caption, log_x ? "log2(" + axis + ")" : axis, metric, points) +
-             "</figure>\n";
-    }
-  }
-}
-
-// A line chart per series a case stores ("series/<name>/<i>" items: a training loss curve, say).
+// A chart per series a case stores ("series/<name>/<i>" items: a training loss curve with its eval loss
+// marked, a load per expert as columns), labelled as its "chart/<name>" item says.
 void series_charts(std::string& out, const CaseRecord& c, const std::string& name) {
-  for (const auto& [series, points] : collect_series(c)) {
-    const std::string caption = series + " of " + name + " (" + std::to_string(points.size()) + " points)";
+  for (const SeriesChart& s : collect_series(c)) {
+    const std::string caption = s.caption + " of " + name + " (" + std::to_string(s.points.size()) + " points)";
     out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
-           line_chart_svg(caption, "step", series, points) + "</figure>\n";
+           line_chart_svg(caption, s.x_label, s.y_label, s.points, s.options) + "</figure>\n";
   }
 }
 
@@ -170,17 +100,19 @@ std::string render_html(const RunData& data) {
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& g = groups[i];
     out += "<section id=\"w" + std::to_string(i) + "\"><h2>" + html_escape(g.workload) + "</h2>\n";
-    out += "<p>" + html_escape(status_counts(g)) + "</p>\n" + html_table(cases_table(g), "cases");
+    // The charts that tell the story first, then the full tables.
+    out += "<p>" + html_escape(status_counts(g)) + "</p>\n";
+    sweep_charts(out, g);
+    tradeoff_charts(out, g);
+    breakdown_charts(out, g);
+    metric_charts(out, g);
+    agents_side_by_side(out, g);
+    for (size_t c = 0; c < g.cases.size(); ++c) series_charts(out, *g.cases[c], g.names[c]);
+    out += "<h3>Cases</h3>\n" + html_table(cases_table(g), "cases");
     if (const std::string note = throttle_note(g); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
-    sweep_charts(out, g);
-    charts(out, g);
-    agents_side_by_side(out, g);
-    for (size_t c = 0; c < g.cases.size(); ++c) {
-      series_charts(out, *g.cases[c], g.names[c]);
-      task_tables(out, *g.cases[c], g.names[c]);
-    }
+    for (size_t c = 0; c < g.cases.size(); ++c) task_tables(out, *g.cases[c], g.names[c]);
     out += "</section>\n";
   }
   if (groups.empty()) out += "<p>This run has no cases.</p>\n";

@@ -90,24 +90,35 @@ constexpr const char* kRunColumns =
     "machine_key, branch, ci_json, pid, host, reason";
 constexpr int kRunColumnCount = 18;
 
-// Marks "interrupted" every run still "running" whose process, on this host, is gone (killed with
-// SIGKILL, out of memory, a crash): it never finishes them. Runs of other hosts and of unknown
-// processes are left alone (their process cannot be checked from here).
-void interrupt_dead_runs(sqlite3* db) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
+// The runs still "running" whose process, on this host, is gone (killed with SIGKILL, out of memory, a
+// crash): it never finishes them. Runs of other hosts and of unknown processes are left alone (their
+// process cannot be checked from here). (run id, pid) pairs.
+std::vector<std::pair<int64_t, int64_t>> find_dead_runs(sqlite3* db) {
   Stmt find(db, "SELECT id, pid, started_at FROM runs WHERE status = 'running' AND pid > 0 AND host = ?",
             "cannot look for unfinished runs");
-  find.bind(1, std::string(host));
+  find.bind(1, host_name());
   std::vector<std::pair<int64_t, int64_t>> dead;
   while (find.step())
     if (!process_running_since(find.col_int(1), find.col_double(2))) dead.emplace_back(find.col_int(0), find.col_int(1));
+  return dead;
+}
+
+// Marks the dead runs (find_dead_runs) "interrupted" with the reason, and so are their cases in flight.
+void interrupt_dead_runs(sqlite3* db, const std::vector<std::pair<int64_t, int64_t>>& dead) {
   for (const auto& [id, pid] : dead) {
     Stmt mark(db, "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = ? WHERE id = ? AND status = 'running'",
               "cannot mark an unfinished run interrupted");
     mark.bind(1, now_unix())
-        .bind(2, "its process (pid " + std::to_string(pid) + " on " + host +
+        .bind(2, "its process (pid " + std::to_string(pid) + " on " + host_name() +
                      ") is gone: killed (SIGKILL, out of memory) or crashed; the cases it finished are kept")
+        .bind(3, id)
+        .run();
+    Stmt cut(db,
+             "UPDATE cases SET status = 'interrupted', finished_at = ?, reason = ? "
+             "WHERE run_id = ? AND status = 'running'",
+             "cannot mark an unfinished case interrupted");
+    cut.bind(1, now_unix())
+        .bind(2, "its run's process was killed or crashed while it ran; the items it had stored are kept")
         .bind(3, id)
         .run();
   }
@@ -171,12 +182,14 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       if (version < schema_version())
         throw StoreError(path_.string() + ": schema version " + std::to_string(version) + " is older than " +
                          std::to_string(schema_version()) + "; open it once for writing to migrate");
-      if (access(path_.c_str(), W_OK) == 0) {  // a store this user may write: settle runs whose process died
+      // A store this user may write: settle the runs whose process died (found on this read-only
+      // connection; a writable one is opened only when there are some).
+      if (const auto dead = find_dead_runs(db_); !dead.empty() && access(path_.c_str(), W_OK) == 0) {
         sqlite3* rw = nullptr;
         if (sqlite3_open_v2(path_.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
           sqlite3_busy_timeout(rw, static_cast<int>(kBusyTimeout.count()));
           try {
-            interrupt_dead_runs(rw);
+            interrupt_dead_runs(rw, dead);
           } catch (const StoreError&) {  // reading must not fail for it (a locked or read-only medium)
           }
         }
@@ -187,7 +200,7 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       // NORMAL is durable against process crashes in WAL mode.
       detail::exec(db_, "PRAGMA synchronous = NORMAL", "cannot set the synchronous mode");
       detail::migrate(db_);
-      interrupt_dead_runs(db_);
+      interrupt_dead_runs(db_, find_dead_runs(db_));
       stmts_ = std::make_unique<Statements>(db_);
     }
   } catch (...) {
@@ -221,32 +234,73 @@ int64_t Store::begin_run(RunRecord& run) {
   return run.id;
 }
 
-int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
-  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
-  Transaction tx(db_, /*immediate=*/true);
+void Store::insert_case_row(int64_t run_id, CaseRecord& c, std::string_view status) {
   auto& ic = stmts_->insert_case;
   ic.bind(1, run_id).bind(2, c.workload).bind(3, dump_json(c.params)).bind(4, c.params_key).bind(5, c.label);
-  ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, c.status).bind(10, c.reason);
+  ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, status).bind(10, c.reason);
   ic.bind(11, c.primary_metric).bind(12, c.started_at).bind(13, c.finished_at);
   ic.bind(14, dump_json(c.gpu)).bind(15, int64_t{c.throttled});
   ic.run();
-  const int64_t id = sqlite3_last_insert_rowid(db_);
+  c.id = sqlite3_last_insert_rowid(db_);
+}
+
+void Store::insert_case_results(const CaseRecord& c, size_t first_item) {
   auto& is = stmts_->insert_sample;
   for (const auto& [metric, values] : c.samples)
-    for (size_t i = 0; i < values.size(); ++i) is.bind(1, id).bind(2, int64_t(i)).bind(3, metric).bind(4, values[i]).run();
+    for (size_t i = 0; i < values.size(); ++i)
+      is.bind(1, c.id).bind(2, int64_t(i)).bind(3, metric).bind(4, values[i]).run();
   auto& iz = stmts_->insert_summary;
   for (const auto& r : c.summaries) {
     const auto& st = r.stats;
-    iz.bind(1, id).bind(2, r.metric).bind(3, r.unit).bind(4, to_string(r.better)).bind(5, st.n).bind(6, st.min);
+    iz.bind(1, c.id).bind(2, r.metric).bind(3, r.unit).bind(4, to_string(r.better)).bind(5, st.n).bind(6, st.min);
     iz.bind(7, st.median).bind(8, st.mean).bind(9, st.stddev).bind(10, st.rel_stddev).bind(11, st.p05);
     iz.bind(12, st.p95).bind(13, st.max).bind(14, st.ci_lo).bind(15, st.ci_hi);
     iz.run();
   }
   auto& ii = stmts_->insert_item;
-  for (const auto& [key, item] : c.items) ii.bind(1, id).bind(2, key).bind(3, dump_json(item)).run();
+  for (size_t i = first_item; i < c.items.size(); ++i)
+    ii.bind(1, c.id).bind(2, c.items[i].first).bind(3, dump_json(c.items[i].second)).run();
+}
+
+int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
+  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
+  Transaction tx(db_, /*immediate=*/true);
+  insert_case_row(run_id, c, c.status);
+  insert_case_results(c, 0);
   tx.commit();
-  c.id = id;
-  return id;
+  return c.id;
+}
+
+int64_t Store::begin_case(int64_t run_id, CaseRecord& c) {
+  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
+  Transaction tx(db_, /*immediate=*/true);
+  insert_case_row(run_id, c, "running");
+  tx.commit();
+  return c.id;
+}
+
+void Store::add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items) {
+  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add items");
+  if (items.empty()) return;
+  Transaction tx(db_, /*immediate=*/true);
+  auto& ii = stmts_->insert_item;
+  for (const auto& [key, item] : items) ii.bind(1, case_id).bind(2, key).bind(3, dump_json(item)).run();
+  tx.commit();
+}
+
+void Store::finish_case(const CaseRecord& c, size_t items_stored) {
+  if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot finish a case");
+  Transaction tx(db_, /*immediate=*/true);
+  Stmt u(db_,
+         "UPDATE cases SET backend = ?, status = ?, reason = ?, primary_metric = ?, finished_at = ?, gpu_json = ?, "
+         "throttled = ? WHERE id = ? AND status = 'running'",
+         "cannot finish case");
+  u.bind(1, c.backend).bind(2, c.status).bind(3, c.reason).bind(4, c.primary_metric).bind(5, c.finished_at);
+  u.bind(6, dump_json(c.gpu)).bind(7, int64_t{c.throttled}).bind(8, c.id).run();
+  if (sqlite3_changes(db_) == 0)
+    throw StoreError(path_.string() + ": no running case with id " + std::to_string(c.id));
+  insert_case_results(c, items_stored);
+  tx.commit();
 }
 
 void Store::finish_run(int64_t run_id, std::string_view status) {

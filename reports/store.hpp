@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -45,6 +46,16 @@ class Store {
   /// concurrent writers queue on the busy timeout); fills and returns c.id. A NaN sample is rejected
   /// (StoreError, nothing of the case is stored); NaN summary fields read back as NaN.
   int64_t add_case(int64_t run_id, CaseRecord& c);
+  /// A case stored as it runs, so that a killed run keeps what its case in flight had finished:
+  /// begin_case inserts the case with status "running" (no samples, summaries or items) and fills and
+  /// returns c.id; add_items appends items to it, each call one transaction; finish_case sets its final
+  /// status, reason, backend, primary metric, finish time and GPU state from `c` and inserts its samples,
+  /// summaries and the items from `items_stored` on (those before were added already). finish_case
+  /// throws StoreError when c.id is no running case. A store opened by a later command marks the running
+  /// cases of a dead run "interrupted", with their items kept.
+  int64_t begin_case(int64_t run_id, CaseRecord& c);
+  void add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items);
+  void finish_case(const CaseRecord& c, size_t items_stored);
   /// Sets the run's final status and finish time.
   void finish_run(int64_t run_id, std::string_view status);
 
@@ -76,6 +87,8 @@ class Store {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  void insert_case_row(int64_t run_id, CaseRecord& c, std::string_view status);
+  void insert_case_results(const CaseRecord& c, size_t first_item);  // samples, summaries, items[first_item..]
   struct Statements;  // prepared statements reused across add_case calls
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

@@ -1,6 +1,7 @@
 #pragma once
-// Inline SVG charts: a horizontal bar chart (one bar per case: its median with an error bar for its
-// 95% CI) and a line chart (one series of points, e.g. a loss curve).
+// Inline SVG charts of cases: a horizontal bar chart (one bar per case: its median with an error bar for
+// its 95% CI), a stacked bar chart (a time split into its parts) and a history chart (a metric over runs).
+// The x-y charts (lines, columns, scatter) are in xy_chart.hpp.
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -14,21 +15,28 @@ struct Bar {
   double value = 0, lo = 0, hi = 0;
 };
 
-/// An <svg> element (role="img") titled `title`; the axis spans 0 and every bar's value and CI.
-/// Non-finite values are drawn as empty rows. The label column is as wide as the longest label (up to 96
-/// characters; a longer one keeps its start and end around an ellipsis); each bar's hover title holds
-/// its full label.
-std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars);
+/// An <svg> element (role="img") titled `title`; the axis spans 0 and every bar's value and CI, or, with
+/// `log_scale` and every value positive, the whole decades around them on a log10 scale (for values
+/// spanning 10x or more: compression ratios of 1.1 and 16). Non-finite values are drawn as empty rows. The
+/// label column is as wide as the longest label (up to 96 characters; a longer one keeps its start and end
+/// around an ellipsis); each bar's hover title holds its full label.
+std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars,
+                          bool log_scale = false);
+
+struct StackedBar {
+  std::string label;          ///< plain text; escaped by the chart
+  std::vector<double> parts;  ///< one value per part name, in its unit; non-positive parts are not drawn
+};
+
+/// An <svg> chart of one horizontal bar per case split into its parts (forward, backward, optimizer),
+/// with a legend of `part_names`, each part's value in its hover title and the total right of the bar.
+std::string stacked_bar_chart_svg(const std::string& title, const std::string& unit,
+                                  const std::vector<std::string>& part_names, const std::vector<StackedBar>& bars);
 
 /// Chart labels for case names "workload/a=1,b=x": the workload and every axis=value that all names
 /// share are left out, so the labels name what differs ("policy=lru", "policy=belady"); a name that
 /// shares everything keeps its full form. Names without '/' are kept as they are.
 std::vector<std::string> distinct_labels(const std::vector<std::string>& names);
-
-/// An <svg> line chart (role="img") of `points` (x, y) in the given order, with the axes' ranges
-/// labelled; non-finite points are left out. Empty points give an empty plot.
-std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
-                           const std::vector<std::pair<double, double>>& points);
 
 /// One run of a history chart.
 struct HistoryMark {

@@ -113,9 +113,9 @@ int main(int argc, char** argv) {
   std::optional<Progress> progress;
   if (root) {
     store.emplace(argv[1]);
-    std::vector<std::string> workloads;
-    for (const auto& c : plan.cases) workloads.push_back(c.workload);
-    progress.emplace(stderr, false, std::move(workloads));
+    std::vector<PlannedCase> planned;
+    for (const auto& c : plan.cases) planned.push_back({c.workload});
+    progress.emplace(stderr, false, std::move(planned));
   }
   RunOptions opts;
   opts.argv = "runner_check";

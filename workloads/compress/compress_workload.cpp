@@ -85,6 +85,12 @@ class CompressWorkload final : public Workload {
         {"predicted_ms", "ms", Better::Lower, "plan: the planner's predicted time"},
     };
     w.primary_metric = "time_ms";
+    w.examples = {
+        "run compress -p codec=none,exponent,zstd,lz4 -p elements=1M:64M:*4",
+        "run compress -p codec=int8-block,fp8-e4m3,topk,powersgd -p elements=16M",
+        "run compress -p mode=plan -p model=llama2-7b -p link_gbps=25",
+        "run compress -p mode=collective -p collective=allreduce,alltoall -p codec=int8-block",
+    };
     w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.2, .max_noise = 0.05,
                 .max_time_s = 10, .timeout_s = 600};
     w.backends = {"cpu", "cuda"};

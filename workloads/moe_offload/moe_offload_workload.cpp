@@ -121,6 +121,11 @@ class MoeOffloadWorkload final : public Workload {
         {"sim_lookups_per_s", "lookups/s", Better::Higher, "the cache simulator's replay rate (plan included)"},
     };
     w.primary_metric = "tokens_per_s";
+    w.examples = {
+        "run moe_offload -p policy=lru,predictive,belady -p cache_fraction=0.125,0.25,0.5",
+        "run moe_offload -p trace=datasets/moe_traces/lm-l4-e16-top2.jsonl -p policy=lru,belady",
+        "run moe_offload -p preset=mixtral-8x7b --backend cuda",
+    };
     w.runner = {.warmup = 1, .min_samples = 3, .max_samples = 20, .min_time_s = 0.2, .max_noise = 0.03,
                 .max_time_s = 5, .timeout_s = 1200};
     w.backends = {"cpu", "cuda"};

@@ -116,6 +116,7 @@ class LayerBench final : public ModeBench {
     }
     state.record("peak_memory_mb", n.peak_bytes / 1e6);
     state.record("load_imbalance", load_imbalance(n.rows_per_expert));
+    if (state.sample_index() == 0) add_expert_load(state, n.rows_per_expert, "first measured step, all ranks");
     const double dropped = comm_->size() > 1 ? sum_over_ranks(n.dropped) : static_cast<double>(n.dropped);
     state.record("dropped_fraction", dropped / (ranks * static_cast<double>(tokens_ * config_.topk)));
     state.record("aux_loss", mean_over_ranks(n.aux));

@@ -1,5 +1,6 @@
 // Mode `lm`: trains the small MoE LM byte-level on a real text corpus. One sample is the whole run of
-// `steps` steps; the loss curve is stored as items ("series/loss/<step>"), the routing trace (optional)
+// `steps` steps; the loss curve and the last step's expert load are stored as items ("series/loss/<step>",
+// "series/expert_load/<expert>", each with its "chart/..." item), the routing trace (optional)
 // as JSON lines, and verify fails the case unless the loss fell well below its start.
 #include <cmath>
 #include <numeric>
@@ -127,13 +128,19 @@ class LmBench final : public ModeBench {
       dropped += lm_->moe(l).plan().dropped;
     }
     state.record("load_imbalance", load_imbalance(rows));
+    add_expert_load(state, rows, "last step, all layers");
     state.record("dropped_fraction", static_cast<double>(dropped) / (tokens * cfg_.moe.topk * cfg_.layers));
     state.record("aux_loss", last_aux_);
     state.record("z_loss", last_z_);
     const size_t w = std::min<size_t>(10, losses_.size());
     state.record("initial_loss", losses_.front());
     state.record("final_loss", mean_of(losses_, losses_.size() - w, losses_.size()));
-    state.record("eval_loss", eval_loss());
+    const double eval = eval_loss();
+    state.record("eval_loss", eval);
+    state.add_item("chart/loss", {{"caption", "training loss (nats/byte)"},
+                                  {"x_label", "step"},
+                                  {"y_label", "loss (nats/byte)"},
+                                  {"marks", {{{"y", eval}, {"label", "eval loss (held-out tenth)"}}}}});
   }
 
   void verify(State& state) override {

@@ -3,7 +3,10 @@
 //   layer  one MoE layer's training step (forward, backward, AdamW) on synthetic tokens, CPU or CUDA,
 //          with expert parallelism over the case's communicator
 //   lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing traces)
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/mode_bench.hpp"
 #include "workloads/moe_train/adamw.hpp"
@@ -20,5 +23,10 @@ std::unique_ptr<ModeBench> make_lm_bench();
 MoeConfig layer_config(const State& state, int ranks);
 /// AdamW settings from the lr axis (betas 0.9/0.95, eps 1e-8, weight decay 0.1).
 AdamWConfig optimizer_config(const State& state);
+
+/// Stores the tokens each expert received (`tokens_per_expert`, after capacity) as the series
+/// "expert_load" (x = expert, y = tokens), drawn by the HTML report as one column per expert with the
+/// balanced load (the mean) marked; `what` says which tokens ("the first measured step, all ranks").
+void add_expert_load(State& state, const std::vector<int64_t>& tokens_per_expert, const std::string& what);
 
 }  // namespace mlsb::moe_train

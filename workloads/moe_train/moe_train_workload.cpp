@@ -93,6 +93,12 @@ class MoeTrainWorkload final : public Workload {
         {"eval_loss", "nats/byte", Better::Lower, "lm: loss on the held-out tenth of the corpus after training"},
     };
     w.primary_metric = "step_ms";
+    w.examples = {
+        "run moe_train -p experts=8,16,32,64",
+        "run moe_train -p capacity_factor=1,1.25 -p drop_policy=probs,position",
+        "run moe_train -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
+        "run moe_train -p mode=lm -p steps=300 -p trace_out=routing.jsonl",
+    };
     w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.5, .max_noise = 0.03,
                 .max_time_s = 20, .timeout_s = 1200};
     // One lm sample is a whole training run.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -154,6 +155,12 @@ class ToolbenchWorkload final : public Workload {
         {"cost_usd", "USD", Better::Lower, "LLM agents: estimated cost of the sample at the prices file's rates"},
     };
     w.primary_metric = "pass_at_1";
+    w.examples = {
+        "run toolbench -p agent=oracle,heuristic",
+        "run toolbench -p dataset=../shared/mcptoolbench/data/file_system/filesystem_0723_single.json -p concurrency=4",
+        "run toolbench -p agent=openai -p model=gpt-4o-mini -p trials=3",
+        "run toolbench -p agent=heuristic -p max_tools=3,5",
+    };
     w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .timeout_s = 3600};
     return w;
   }
@@ -236,19 +243,14 @@ class ToolbenchWorkload final : public Workload {
     first_agent_error_.clear();
     agent_errors_ = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Slot> slots = run_trials(state);
+    std::vector<Slot> slots = run_trials(state, good);
     if (state.cancelled()) return;  // the runner discards this sample
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (std::size_t ui = 0; ui < units_.size(); ++ui) {
       const Unit& u = units_[ui];
       int passes = 0;
       for (int t = 0; t < trials_; ++t) {
-        if (u.bad) {
-          const bool own_key = !u.bad->uuid.empty() && !good.count(u.bad->uuid);
-          add(state, item_key(own_key ? u.bad->uuid : "record-" + std::to_string(u.index), t),
-              make_bad_record_item(*u.bad));
-          continue;
-        }
+        if (u.bad) continue;  // its item says why (run_trials)
         const Slot& slot = slots[ui * trials_ + t];
         const TrialRun& run = slot.run;
         for (const auto& c : run.calls)
@@ -264,7 +266,6 @@ class ToolbenchWorkload final : public Workload {
         passes += slot.score.pass;
         agent_errors += run.agent_error;
         if (run.agent_error && first_agent_error_.empty()) first_agent_error_ = run.error;
-        add(state, item_key(u.task->uuid, t), make_item(*u.task, run, slot.score, keep_results_));
       }
       if (u.task && setup_.max_tools > 0)  // a bad record: 0
         recall += label_recall(*u.task, prompt_of(*u.task, setup_.max_tools).tools);
@@ -354,12 +355,35 @@ class ToolbenchWorkload final : public Workload {
   }
 
   // Every task trial of the sample (bad records have none: their slots stay empty), slot = unit ·
-  // trials + trial. Workers take the next trial in order and check for cancellation before each.
-  std::vector<Slot> run_trials(State& state) {
+  // trials + trial. Workers take the next trial in order and check for cancellation before each. Items
+  // are added in slot order as soon as every slot before theirs has ended (so the runner stores them
+  // while the case runs, and their order does not depend on concurrency); after a cancellation, every
+  // ended slot's. `good`: the uuids of the good tasks (a bad record with one of them is keyed by its
+  // position instead).
+  std::vector<Slot> run_trials(State& state, const std::set<std::string>& good) {
     std::vector<Slot> slots(units_.size() * static_cast<std::size_t>(trials_));
     std::atomic<std::size_t> next{0};
     std::atomic<int64_t> done{0};
     const auto total = static_cast<int64_t>(slots.size());
+    std::vector<char> ended(slots.size(), 0), added(slots.size(), 0);
+    std::size_t in_order = 0;  // slots [0, in_order) have their items
+    const auto add_slot = [&](std::size_t j) {  // with add_mutex_ held
+      const Unit& u = units_[j / trials_];
+      const int t = static_cast<int>(j % trials_);
+      if (u.task) {
+        add(state, item_key(u.task->uuid, t), make_item(*u.task, slots[j].run, slots[j].score, keep_results_));
+      } else if (u.bad) {
+        const bool own_key = !u.bad->uuid.empty() && !good.count(u.bad->uuid);
+        add(state, item_key(own_key ? u.bad->uuid : "record-" + std::to_string(u.index), t),
+            make_bad_record_item(*u.bad));
+      }
+      added[j] = 1;
+    };
+    const auto end_slot = [&](std::size_t j) {
+      std::lock_guard lock(add_mutex_);
+      ended[j] = 1;
+      for (; in_order < slots.size() && ended[in_order]; ++in_order) add_slot(in_order);
+    };
     state.progress(0, total);
     const auto work = [&](Agent& agent) {
       for (std::size_t j = next++; j < slots.size() && !state.cancelled(); j = next++) {
@@ -372,6 +396,7 @@ class ToolbenchWorkload final : public Workload {
           std::error_code ec;
           fs::remove_all(dir, ec);
         }
+        end_slot(j);
         ++done;
       }
     };
@@ -382,6 +407,9 @@ class ToolbenchWorkload final : public Workload {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     workers.clear();  // joins
+    if (state.cancelled())  // the slots that ended after one that never did
+      for (std::size_t j = in_order; j < slots.size(); ++j)
+        if (ended[j] && !added[j]) add_slot(j);
     state.progress(done.load(), total);
     return slots;
   }
@@ -397,6 +425,7 @@ class ToolbenchWorkload final : public Workload {
     for (const auto& p : run.placeholders_created) placeholders_created_.insert(p.generic_string());
   }
 
+  // Called with add_mutex_ held (the trial workers end slots at once), or after they joined.
   void add(State& state, std::string key, nlohmann::json item) {
     if (!item["pass"].get<bool>() && item["reason"].get<std::string>().empty()) unexplained_ = key;
     state.add_item(std::move(key), std::move(item));
@@ -410,6 +439,7 @@ class ToolbenchWorkload final : public Workload {
   std::vector<Unit> units_;
   int trials_ = 1;
   bool keep_results_ = false;  ///< items keep whole call results (axis keep_results)
+  std::mutex add_mutex_;
   std::size_t items_ = 0;
   std::string unexplained_;
   std::map<std::string, ServerTally> server_tallies_;   // configured servers, this sample

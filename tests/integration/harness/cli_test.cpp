@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -119,6 +120,30 @@ TEST(CliList, OneWorkloadAndRunHelp) {
   EXPECT_THAT(help.out, AllOf(HasSubstr("--repetitions"), HasSubstr("policy"), HasSubstr("hit_rate")));
 }
 
+// Every workload's examples (`list WORKLOAD`) are runnable as printed from the project root: each plans
+// (--dry-run) without an error. The LLM example needs a key in the environment; the published dataset
+// needs ../shared.
+TEST(CliList, EveryWorkloadsExamplesPlanFromTheProjectRoot) {
+  const auto list = test::run_cli("list --json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  int examples = 0;
+  const auto catalog = nlohmann::json::parse(list.out);
+  for (const auto& w : catalog["workloads"]) {
+    EXPECT_GE(w["examples"].size(), 3u) << w["name"];
+    const auto text = test::run_cli("list " + w["name"].get<std::string>());
+    for (const auto& e : w["examples"]) {
+      const std::string example = e.get<std::string>();
+      EXPECT_THAT(text.out, HasSubstr("      mlsysbench " + example + "\n"));
+      if (example.find("../shared") != std::string::npos && !fs::exists(test::shared_dir())) continue;
+      const auto r = test::run_shell("cd " + shell_quote(test::source_dir()) + " && OPENAI_API_KEY=sk-test " +
+                                     shell_quote(test::binary()) + " " + example + " --dry-run");
+      EXPECT_EQ(r.exit_code, 0) << example << ": " << r.err;
+      ++examples;
+    }
+  }
+  EXPECT_GE(examples, 12);
+}
+
 TEST(CliRun, DryRunPrintsTheCases) {
   const auto r = test::run_cli("run toolbench -p trials=1,2 --repetitions 3 --dry-run");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -174,9 +199,9 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
-    const auto r = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' --tag " + tag);
+    const auto r = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' -p limit=8 --tag " + tag);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench/agent=oracle  ok"));
+    EXPECT_THAT(r.err, HasSubstr("[1/1] toolbench/agent=oracle,limit=8  ok"));
   }
   for (const std::string fmt : {"html", "json", "md", "gbench"}) {
     const auto r = test::run_cli(db + "report cand --format " + fmt + " -o " + shell_quote(dir / ("r." + fmt)));
@@ -222,8 +247,9 @@ pid_t start_toolbench_run(const fs::path& db, const fs::path& tmp = {}) {
   return pid;
 }
 
-// Waits up to 120 s for the newest run in `db` to commit a case; that run's id, or 0.
-int64_t wait_for_first_case(const fs::path& db) {
+// Waits up to 120 s for the newest run in `db` to hold a case that `ready` accepts (given its cases);
+// that run's id, or 0.
+int64_t wait_for_cases(const fs::path& db, const std::function<bool(const std::vector<reports::CaseRecord>&)>& ready) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -231,11 +257,16 @@ int64_t wait_for_first_case(const fs::path& db) {
     try {
       reports::Store store(db, true);
       const auto runs = store.list_runs(1);  // `latest` skips a run still in progress
-      if (!runs.empty() && !store.load_run(runs[0].id).cases.empty()) return runs[0].id;
+      if (!runs.empty() && ready(store.load_run(runs[0].id).cases)) return runs[0].id;
     } catch (const std::exception&) {
     }
   }
   return 0;
+}
+
+// The newest run once its first case has ended (a case in flight is stored as "running").
+int64_t wait_for_first_case(const fs::path& db) {
+  return wait_for_cases(db, [](const auto& cases) { return !cases.empty() && cases[0].status != "running"; });
 }
 
 TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
@@ -262,7 +293,8 @@ TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
 
 // A run killed outright (SIGKILL: no handler runs) stays "running" in its store until the next command
 // opens the store and finds its process gone: then it is interrupted, with the reason, its finished
-// cases kept; the next run removes the case folder the killed process left in the temp folder.
+// cases kept, and so are the task trials its case in flight had finished (committed as they end); the
+// next run removes the case folder the killed process left in the temp folder.
 TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
   skip_without_servers();
   test::TempDir dir;
@@ -270,9 +302,11 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
   fs::create_directories(tmp);
   const pid_t pid = start_toolbench_run(db, tmp);
   ASSERT_GE(pid, 0);
-  const int64_t run_id = wait_for_first_case(db);
-  ASSERT_GT(run_id, 0) << "no case finished in time";
-  const size_t committed = reports::Store(db, true).load_run(run_id).cases.size();
+  // The second case (8 task trials) is in flight with some of its trials stored.
+  const int64_t run_id = wait_for_cases(db, [](const auto& cases) {
+    return cases.size() == 2 && cases[1].status == "running" && !cases[1].items.empty();
+  });
+  ASSERT_GT(run_id, 0) << "no case in flight with stored items in time";
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -295,8 +329,14 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
     const auto run = store.load_run(run_id);
     EXPECT_EQ(run.run.status, "interrupted");
     EXPECT_GT(run.run.finished_at, run.run.started_at);
-    EXPECT_GE(run.cases.size(), committed);
+    ASSERT_GE(run.cases.size(), 2u);
     EXPECT_EQ(run.cases[0].status, "ok");
+    EXPECT_EQ(run.cases[0].items.size(), 4u);  // 4 tasks, 1 trial each
+    EXPECT_EQ(run.cases[1].status, "interrupted");
+    EXPECT_THAT(run.cases[1].reason, HasSubstr("killed or crashed while it ran"));
+    EXPECT_GE(run.cases[1].items.size(), 1u);  // the trials it finished before the kill
+    EXPECT_LE(run.cases[1].items.size(), 8u);
+    for (const auto& [key, item] : run.cases[1].items) EXPECT_TRUE(item.contains("pass")) << key;
   }
   const auto next = test::run_shell("TMPDIR=" + shell_quote(tmp) + " " + shell_quote(test::binary()) + " --db " + shell_quote(db) +
                                     " run compress -p elements=1K --repetitions 1");

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
@@ -29,8 +30,9 @@ CommandResult chromium(const fs::path& html, const std::string& action, int widt
   return mlsb::test::run_shell(
       "timeout 120 " + kChromium.string() +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
-      " --disable-component-update --disable-sync --user-data-dir='" + profile.path().string() +
-      "' --enable-logging=stderr --v=0 --window-size=" + std::to_string(width) + ",2400 " + action + " 'file://" + html.string() + "'");
+      " --disable-component-update --disable-sync --user-data-dir='" +
+      profile.path().string() + "' --enable-logging=stderr --v=0 --window-size=" + std::to_string(width) + ",2400 " +
+      action + " 'file://" + html.string() + "'");
 }
 
 // The fixture run with long cells: two cases share a label, so both fall back to their 230-character
@@ -45,6 +47,23 @@ RunData wide_run() {
     c.label = "same-label";
     d.cases.insert(d.cases.begin() + 1, std::move(c));
   }
+  // Every kind of chart: a loss curve with its eval mark, columns per expert, a Pareto scatter, a breakdown.
+  CaseRecord& first = d.cases.front();
+  for (int i = 0; i < 50; ++i)
+    first.items.push_back({"series/loss/" + std::to_string(i), {{"x", i}, {"y", 5.5 - i * 0.05}}});
+  first.items.push_back(
+      {"chart/loss", {{"y_label", "training loss (nats/byte)"}, {"marks", {{{"y", 3.4}, {"label", "eval loss"}}}}}});
+  for (int e = 0; e < 64; ++e)
+    first.items.push_back({"series/expert_load/" + std::to_string(e), {{"x", e}, {"y", 100 + e % 7 * 20}}});
+  first.items.push_back(
+      {"chart/expert_load",
+       {{"x_label", "expert"}, {"kind", "columns"}, {"marks", {{{"y", 160}, {"label", "balanced"}}}}}});
+  for (const auto& [metric, value] :
+       {std::pair{"step_ms", 10.0}, {"forward_ms", 3.0}, {"backward_ms", 5.0}, {"optimizer_ms", 1.5}})
+    first.summaries.push_back({metric, "ms", Better::Lower, summarize(std::vector<double>{value, value})});
+  for (const auto& [codec, ratio, gbps] : {std::tuple{"zstd", 1.4, 0.8}, {"lz4", 1.1, 2.5}, {"topk", 16.7, 0.5}})
+    d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", 1048576}},
+                                      {{"ratio", {ratio, ratio}}, {"compress_gbps", {gbps, gbps}}}));
   for (auto& c : d.cases) {
     if (c.status == "failed") c.reason = "gradient mismatch: " + std::string(400, 'x') + " and more";
     for (auto& [key, item] : c.items)
@@ -117,14 +136,16 @@ TEST_F(ReportsHtmlBrowserTest, ConsoleCheckCatchesAScriptError) {
 
 TEST_F(ReportsHtmlBrowserTest, ConsoleCheckCatchesABadSvgAttributeAndABlockedFetch) {
   const std::string csp = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">";
-  const auto svg = chromium(page("svg.html", "<!DOCTYPE html><html><head><title>t</title></head><body>"
-                                             "<svg><rect width=\"5\" height=\"x1\"/></svg></body></html>"),
+  const auto svg = chromium(page("svg.html",
+                                 "<!DOCTYPE html><html><head><title>t</title></head><body>"
+                                 "<svg><rect width=\"5\" height=\"x1\"/></svg></body></html>"),
                             "--dump-dom");
   EXPECT_NE(console_lines(svg.err).find("attribute height"), std::string::npos) << svg.err;
-  const auto fetch = chromium(page("net.html", "<!DOCTYPE html><html><head>" + csp +
-                                                   "<title>t</title></head><body><img src=\"https://example.invalid/a.png\">"
-                                                   "</body></html>"),
-                              "--dump-dom");
+  const auto fetch =
+      chromium(page("net.html", "<!DOCTYPE html><html><head>" + csp +
+                                    "<title>t</title></head><body><img src=\"https://example.invalid/a.png\">"
+                                    "</body></html>"),
+               "--dump-dom");
   EXPECT_NE(console_lines(fetch.err).find("Content Security Policy"), std::string::npos) << fetch.err;
 }
 
@@ -144,7 +165,8 @@ TEST_F(ReportsHtmlBrowserTest, ReportLoadsWithoutConsoleMessagesAndRendersTables
 // spills over its neighbours, and no chart with two bars of one label.
 TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreDistinct) {
   for (int width : {1400, 800}) {
-    const auto r = chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom", width);
+    const auto r =
+        chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom", width);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(console_lines(r.err), "");
     const std::string marker = "<pre id=\"fit\">";
@@ -154,13 +176,17 @@ TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreD
     const std::string fit = r.out.substr(at, r.out.find('<', at) - at);
     int scroll = 0, client = 0, over = -1, spill = -1, dup = -1;
     ASSERT_EQ(std::sscanf(fit.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d", &scroll, &client, &over,
-                          &spill, &dup), 5) << fit;
-    EXPECT_GT(client, width - 100) << fit;  // the window is really that wide
-    EXPECT_LE(scroll, client) << fit;       // no horizontal page scroll
-    EXPECT_EQ(over, 0) << fit;              // no cell, chart or heading beyond the window
-    EXPECT_EQ(spill, 0) << fit;             // no cell's text printed over its neighbours
-    EXPECT_EQ(dup, 0) << fit;               // every bar of a chart tells its case apart
+                          &spill, &dup),
+              5)
+        << fit;
+    EXPECT_GT(client, width - 100) << fit;                        // the window is really that wide
+    EXPECT_LE(scroll, client) << fit;                             // no horizontal page scroll
+    EXPECT_EQ(over, 0) << fit;                                    // no cell, chart or heading beyond the window
+    EXPECT_EQ(spill, 0) << fit;                                   // no cell's text printed over its neighbours
+    EXPECT_EQ(dup, 0) << fit;                                     // every bar of a chart tells its case apart
     EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
+    for (const char* chart : {"class=\"frontier\"", "class=\"mark\"", "class=\"part p2\"", "log scale"})
+      EXPECT_NE(r.out.find(chart), std::string::npos) << chart;  // every kind of chart was laid out
   }
 }
 

@@ -96,7 +96,7 @@ TEST(CommRunner, LocalRunGivesEachCaseALocalCommAndRecordsIt) {
   spec.runner = CommProbe().info().runner;
   plan.cases = {spec, spec};
   std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress(sink, false, std::vector<std::string>(2, "test"));
+  Progress progress(sink, false, std::vector<PlannedCase>(2, {"test"}));
   std::atomic<bool> interrupt{false};
   RunOptions opts;
   opts.comm = "local";

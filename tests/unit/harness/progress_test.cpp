@@ -23,8 +23,16 @@ struct ProgressRig {
   size_t size = 0;
   std::FILE* out = open_memstream(&buf, &size);
   Progress progress;
-  ProgressRig(bool tty, std::vector<std::string> workloads, int columns = 0, std::vector<double> last = {})
-      : progress(out, tty, std::move(workloads), std::move(last), columns, [this] { return now; }) {}
+  ProgressRig(bool tty, const std::vector<std::string>& workloads, int columns = 0, std::vector<double> last = {},
+              std::vector<double> expected = {})
+      : progress(out, tty, planned(workloads, last, expected), columns, [this] { return now; }) {}
+  static std::vector<PlannedCase> planned(const std::vector<std::string>& workloads, const std::vector<double>& last,
+                                          const std::vector<double>& expected) {
+    std::vector<PlannedCase> out;
+    for (size_t i = 0; i < workloads.size(); ++i)
+      out.push_back({workloads[i], i < last.size() ? last[i] : -1, i < expected.size() ? expected[i] : -1});
+    return out;
+  }
   ~ProgressRig() {
     std::fclose(out);
     std::free(buf);
@@ -69,6 +77,25 @@ TEST(HarnessProgress, TheStoresLastTimesComeFirst) {
   EXPECT_DOUBLE_EQ(f.progress.seconds_left(), 18.0 + 0.5 + 20.0);  // the unknown case: as long as the one in flight
   f.now += 28s;  // longer than last time: the case in flight is at least as long as it has run
   EXPECT_DOUBLE_EQ(f.progress.seconds_left(), 0.0 + 0.5 + 30.0);
+}
+
+// On a fresh store, a suite's expected times, scaled by how this machine did on the cases that ended,
+// estimate the cases of workloads not seen yet (the smoke suite's toolbench cases take 20 s, its compress
+// cases a fraction of a second: a median of finished cases would take each compress case as 20 s).
+TEST(HarnessProgress, ASuitesExpectedTimesScaleWithTheFinishedCases) {
+  ProgressRig f(false, {"toolbench", "compress", "moe_train", "other"}, 0, {}, {20.0, 0.5, 8.0, -1});
+  f.progress.case_started(0, "toolbench");
+  f.now += 5s;
+  EXPECT_DOUBLE_EQ(f.progress.seconds_left(), 15.0 + 0.5 + 8.0 + 20.0);  // unscaled; "other" as the one in flight
+  f.now += 35s;  // 40 s where 20 were expected: this machine is 2x slower
+  reports::CaseRecord ok;
+  ok.status = "ok";
+  f.progress.case_finished(ok);
+  EXPECT_THAT(f.text(), HasSubstr("[1/4] toolbench  ok  ETA 0:57"));  // 2 x (0.5 + 8) + 40 (the median so far)
+  f.progress.case_started(1, "compress");
+  f.now += 1s;  // 1 s where 0.5 s were expected: still 2x
+  f.progress.case_finished(ok);
+  EXPECT_THAT(f.text(), HasSubstr("[2/4] compress  ok  ETA 0:37"));  // 2 x 8 + 20.5 (the median of 40 and 1)
 }
 
 TEST(HarnessProgress, TheSamplesOwnProgressGivesTheFirstCaseAnEta) {

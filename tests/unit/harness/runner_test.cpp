@@ -138,7 +138,7 @@ TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
   plan.suite = "unit";
   plan.cases = {spec_for("test_counter"), spec_for("test_fail"), spec_for("test_skip"), spec_for("test_counter")};
   std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress(sink, false, std::vector<std::string>(4, "test"));
+  Progress progress(sink, false, std::vector<PlannedCase>(4, {"test"}));
   std::atomic<bool> interrupt{false};
   RunOptions opts;
   opts.tags = {"t1"};
@@ -173,7 +173,7 @@ TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
   auto endless = spec_for("test_sleep", {{"ms", int64_t{60000}}});
   plan.cases = {slow, endless, slow};
   std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress(sink, false, std::vector<std::string>(3, "test"));
+  Progress progress(sink, false, std::vector<PlannedCase>(3, {"test"}));
   std::atomic<bool> interrupt{false};
   std::thread presser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));

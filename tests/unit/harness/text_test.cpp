@@ -29,6 +29,18 @@ TEST(HarnessText, Utf8TruncateNeverSplitsACharacter) {
   EXPECT_EQ(utf8_truncate("日本語テキスト", 10, ""), "日本語");  // 3 bytes each: 9 fit
 }
 
+TEST(HarnessText, Utf8BoundariesStepOverContinuationBytes) {
+  const std::string s = "a\xc3\xa9\xe2\x82\xac";  // "a", "é" (2 bytes), "€" (3 bytes)
+  EXPECT_EQ(utf8_boundary_before(s, 2), 1u);  // inside "é": back to its start
+  EXPECT_EQ(utf8_boundary_after(s, 2), 3u);   // forward to the next character
+  EXPECT_EQ(utf8_boundary_before(s, 5), 3u);
+  EXPECT_EQ(utf8_boundary_after(s, 4), 6u);   // past the end of the last character: the end
+  for (size_t i : {0, 1, 3, 6}) {
+    EXPECT_EQ(utf8_boundary_before(s, i), i) << i;  // already at a boundary
+    EXPECT_EQ(utf8_boundary_after(s, i), i) << i;
+  }
+}
+
 TEST(HarnessText, DidYouMeanNamesTheNearestCandidate) {
   const std::vector<std::string> axes = {"agent", "trials", "dataset", "limit"};
   EXPECT_EQ(did_you_mean("agnet", axes), " (did you mean 'agent'?)");  // a swap is one edit

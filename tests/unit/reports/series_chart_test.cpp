@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "reports/detail/series_items.hpp"
 #include "reports/detail/svg_chart.hpp"
@@ -19,21 +20,107 @@ TEST(SeriesItems, CollectsNumericPointsPerSeriesInOrder) {
              {"series/loss/1", {{"x", 1}, {"y", 4.0}, {"aux_loss", 0.1}}},
              {"series/lr/0", {{"x", 0}, {"y", 0.01}}},
              {"series/loss/2", {{"x", "two"}, {"y", 3.0}}},  // not a number: skipped
-             {"series/bad", {{"x", 0}, {"y", 1}}},            // no index: skipped
+             {"series/bad", {{"x", 0}, {"y", 1}}},           // no index: skipped
              {"task/u/0", {{"x", 0}, {"y", 1}}}};
   const auto s = detail::collect_series(c);
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_THAT(s.at("loss"), testing::ElementsAre(std::pair(0.0, 5.5), std::pair(1.0, 4.0)));
-  EXPECT_EQ(s.at("lr").size(), 1u);
+  EXPECT_EQ(s[0].name, "loss");
+  EXPECT_THAT(s[0].points, testing::ElementsAre(std::pair(0.0, 5.5), std::pair(1.0, 4.0)));
+  EXPECT_EQ(s[0].x_label, "step");  // no chart item: the defaults
+  EXPECT_EQ(s[0].y_label, "loss");
+  EXPECT_FALSE(s[0].options.columns);
+  EXPECT_EQ(s[1].name, "lr");
+  EXPECT_EQ(s[1].points.size(), 1u);
 }
 
-TEST(SeriesItems, LineChartDrawsOnePathAndTheRanges) {
-  const std::string svg = detail::line_chart_svg("loss <curve>", "step", "loss", {{0, 5.5}, {1, 4.0}, {2, NAN}, {3, 3.0}});
-  EXPECT_THAT(svg, testing::HasSubstr("<path class=\"line\" d=\"M70.0 10.0L"));
-  EXPECT_EQ(std::count(svg.begin(), svg.end(), 'L'), 2) << "the non-finite point is left out";
+TEST(SeriesItems, AChartItemNamesTheAxesAndAddsMarksAndColumns) {
+  CaseRecord c;
+  c.items = {{"series/loss/0", {{"x", 0}, {"y", 5.5}}},
+             {"chart/loss",
+              {{"caption", "training loss (nats/byte)"},
+               {"x_label", "step"},
+               {"y_label", "loss (nats/byte)"},
+               {"marks", {{{"y", 2.5}, {"label", "eval loss"}}, {{"y", "high"}}}}}},
+             {"series/expert_load/0", {{"x", 0}, {"y", 10}}},
+             {"chart/expert_load", {{"x_label", 3}, {"kind", "columns"}}},  // a number is no label: ignored
+             {"chart/unused", {{"y_label", "no series"}}}};
+  const auto s = detail::collect_series(c);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "expert_load");
+  EXPECT_TRUE(s[0].options.columns);
+  EXPECT_EQ(s[0].x_label, "step");
+  EXPECT_EQ(s[0].caption, "expert_load");  // no caption: the y axis's name, here the series'
+  EXPECT_EQ(s[1].caption, "training loss (nats/byte)");
+  EXPECT_EQ(s[1].y_label, "loss (nats/byte)");
+  ASSERT_EQ(s[1].options.marks.size(), 1u);  // the mark without a numeric y is skipped
+  EXPECT_EQ(s[1].options.marks[0].y, 2.5);
+  EXPECT_EQ(s[1].options.marks[0].label, "eval loss");
+}
+
+// Tick values compared after rounding away the floating-point noise of k * step.
+std::vector<double> rounded(std::vector<double> v) {
+  for (double& x : v) x = std::round(x * 1e9) / 1e9;
+  return v;
+}
+
+TEST(XyChart, NiceTicksCoverTheRangeInRoundSteps) {
+  EXPECT_THAT(rounded(detail::nice_ticks(0, 1)), testing::ElementsAre(0, 0.2, 0.4, 0.6, 0.8, 1));
+  EXPECT_THAT(rounded(detail::nice_ticks(3.1, 5.4)), testing::ElementsAre(3, 3.5, 4, 4.5, 5, 5.5));
+  EXPECT_THAT(rounded(detail::nice_ticks(-20, 70)), testing::ElementsAre(-20, 0, 20, 40, 60, 80));
+  EXPECT_THAT(rounded(detail::nice_ticks(0, 3, 8)), testing::ElementsAre(0, 0.5, 1, 1.5, 2, 2.5, 3));
+  EXPECT_THAT(rounded(detail::nice_ticks(0, 3, 8, /*integers=*/true)), testing::ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(rounded(detail::nice_ticks(5, 5, 3)), testing::ElementsAre(4.5, 5, 5.5));  // a span around one value
+  EXPECT_THAT(rounded(detail::nice_ticks(0, 0, 3)), testing::ElementsAre(-1, 0, 1));
+}
+
+TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
+  const std::string svg =
+      detail::line_chart_svg("loss <curve>", "step", "loss (nats/byte)", {{0, 5.5}, {1, 4.0}, {2, NAN}, {3, 3.0}},
+                             {.marks = {{2.5, "eval loss"}}});
+  // y from 2 to 6 (ticks of 1) over 220 px from y = 12: 5.5 is at 39.5; x from 0 to 3 in whole steps.
+  EXPECT_THAT(svg, testing::HasSubstr("<path class=\"line\" d=\"M70.0 39.5L"));
+  const size_t line = svg.find("class=\"line\"");
+  const std::string path = svg.substr(line, svg.find("/>", line) - line);
+  EXPECT_EQ(std::count(path.begin(), path.end(), 'L'), 2) << "the non-finite point is left out";
   EXPECT_THAT(svg, testing::HasSubstr("loss &lt;curve&gt;"));
-  EXPECT_THAT(svg, testing::HasSubstr(">5.500<"));
+  for (const char* tick : {">2<", ">6<", ">0<", ">1<", ">3<"}) EXPECT_THAT(svg, testing::HasSubstr(tick));
+  EXPECT_THAT(svg, testing::Not(testing::HasSubstr(">0.5<")));  // steps are whole: no tick between them
+  EXPECT_THAT(svg, testing::HasSubstr(">loss (nats/byte)</text>"));
+  EXPECT_THAT(svg, testing::HasSubstr("class=\"mark\""));
+  EXPECT_THAT(svg, testing::HasSubstr(">eval loss 2.500</text>"));
+  EXPECT_THAT(svg, testing::HasSubstr("<title>step 1: 4.000</title>"));
   EXPECT_THAT(detail::line_chart_svg("empty", "x", "y", {}), testing::Not(testing::HasSubstr("class=\"line\"")));
+  // Fractional values are labelled in their shortest form.
+  EXPECT_THAT(detail::line_chart_svg("t", "x", "y", {{0, 0.25}, {1, 0.5}, {2, 0.75}}), testing::HasSubstr(">0.3<"));
+}
+
+TEST(XyChart, ColumnsAndLog2AxesLabelWithTheAxisUnits) {
+  const std::string cols = detail::line_chart_svg("load", "expert", "tokens", {{0, 10}, {1, 30}, {2, 20}},
+                                                  {.columns = true, .marks = {{20, "balanced"}}});
+  size_t rects = 0;
+  for (size_t at = cols.find("<rect class=\"bar\""); at != std::string::npos;
+       at = cols.find("<rect class=\"bar\"", at + 1))
+    ++rects;
+  EXPECT_EQ(rects, 3u);
+  EXPECT_THAT(cols, testing::HasSubstr("<title>expert 1: 30.00</title>"));
+  EXPECT_THAT(cols, testing::Not(testing::HasSubstr("class=\"line\"")));
+  const std::string sweep = detail::line_chart_svg("t", "elements", "ms", {{1024, 1}, {65536, 2}, {1 << 20, 3}},
+                                                   {.log2_x = true, .marks = {}});
+  for (const char* tick : {">1Ki<", ">1Mi<", ">elements (log2 scale)<"}) EXPECT_THAT(sweep, testing::HasSubstr(tick));
+}
+
+TEST(XyChart, ParetoFrontierKeepsThePointsNoneBeats) {
+  const std::vector<detail::ScatterPoint> p = {{"a", 1, 10}, {"b", 5, 5},    {"c", 10, 1},
+                                               {"d", 4, 4},  {"e", NAN, 20}, {"f", 5, 5}};
+  EXPECT_THAT(detail::pareto_frontier(p, true, true), testing::ElementsAre(0, 1, 5, 2));  // d is beaten by b
+  EXPECT_THAT(detail::pareto_frontier(p, false, true), testing::ElementsAre(0));          // lower x: a beats all
+  const std::string svg = detail::scatter_chart_svg("s", "compress_gbps (GB/s)", "ratio (ratio)", p, true, true);
+  EXPECT_THAT(svg, testing::HasSubstr("class=\"frontier\""));
+  for (const char* label : {">a</text>", ">b</text>", ">c</text>", ">d</text>"})
+    EXPECT_THAT(svg, testing::HasSubstr(label));
+  EXPECT_THAT(svg, testing::Not(testing::HasSubstr(">e</text>")));  // not finite: not drawn
+  EXPECT_THAT(svg, testing::HasSubstr("d: compress_gbps (GB/s) 4.000, ratio (ratio) 4.000</title>"));
+  EXPECT_THAT(svg, testing::HasSubstr("b: compress_gbps (GB/s) 5.000, ratio (ratio) 5.000 (on the Pareto frontier)"));
 }
 
 TEST(SeriesItems, HtmlReportPlotsACaseCurve) {
@@ -55,10 +142,53 @@ TEST(SweepCharts, OnePerSweptAxisAndSeries) {
       d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", e}, {"level", 1}},
                                         {{"time_ms", {e / 1000.0, e / 900.0}}}));
   const std::string html = render(d, Format::Html);
-  EXPECT_THAT(html, testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=zstd</figcaption>"));
-  EXPECT_THAT(html, testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=lz4</figcaption>"));
+  EXPECT_THAT(html,
+              testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=zstd</figcaption>"));
+  EXPECT_THAT(html,
+              testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=lz4</figcaption>"));
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("against level")));
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("against codec")));
+}
+
+// A workload's charts come before its full tables: a Pareto scatter when cases record a trade-off, a
+// stacked bar per time breakdown, and bar charts on a log scale when the medians span 10x or more.
+TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {
+  RunData d;
+  d.run.uuid = "u";
+  const std::vector<std::tuple<std::string, double, double>> codecs = {
+      {"zstd", 1.4, 0.8}, {"lz4", 1.1, 2.5}, {"topk", 16.7, 0.5}, {"none", 1.0, 9.0}, {"slow", 1.05, 0.1}};
+  for (const auto& [codec, ratio, gbps] : codecs)
+    d.cases.push_back(test::make_case("compress", {{"codec", codec}},
+                                      {{"ratio", {ratio, ratio}}, {"compress_gbps", {gbps, gbps * 1.01}}}));
+  d.cases.push_back(test::make_case("moe_train", {{"experts", 8}},
+                                    {{"step_ms", {10.0, 10.0}},
+                                     {"forward_ms", {3.0, 3.0}},
+                                     {"backward_ms", {5.0, 5.0}},
+                                     {"optimizer_ms", {1.0, 1.0}}}));
+  for (auto& c : d.cases)
+    for (auto& s : c.summaries) {
+      const bool time = s.metric.ends_with("_ms");
+      s.unit = time ? "ms" : s.metric == "ratio" ? "ratio" : "GB/s";
+      s.better = time ? Better::Lower : Better::Higher;
+    }
+  const std::string html = render(d, Format::Html);
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>compression ratio against compression throughput: ratio"));
+  EXPECT_THAT(html, testing::HasSubstr("class=\"frontier\""));
+  // none (fastest), lz4, zstd and topk (densest) are on the frontier; slow is beaten by lz4 on both.
+  EXPECT_THAT(html, testing::HasSubstr("codec=lz4: compress_gbps"));
+  const size_t slow = html.find("codec=slow: compress_gbps");
+  ASSERT_NE(slow, std::string::npos);
+  EXPECT_THAT(html.substr(slow, html.find("</title>", slow) - slow), testing::Not(testing::HasSubstr("frontier")));
+  EXPECT_THAT(html, testing::HasSubstr("codec=none: compress_gbps (GB/s) 9.045, ratio (ratio) 1.000 (on the Pareto"));
+  EXPECT_THAT(html, testing::HasSubstr("ratio (ratio), higher is better: median per case, 95% CI, log scale"));
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>step_ms split into its parts (ms, medians per case)"));
+  EXPECT_THAT(html, testing::HasSubstr("moe_train: optimizer_ms 1.000 ms"));
+  EXPECT_THAT(html, testing::HasSubstr(">other</text>"));  // the legend names the remainder (1 ms of 10)
+  EXPECT_THAT(html, testing::HasSubstr("moe_train: other 1.000 ms"));
+  const size_t moe = html.find("<h2>moe_train</h2>");
+  ASSERT_NE(moe, std::string::npos);
+  EXPECT_LT(html.find("step_ms split"), html.find("<h3>Cases</h3>", moe));
+  EXPECT_LT(html.find("<figure>"), html.find("<h3>Cases</h3>"));
 }
 
 // Bars are labelled by what differs between the cases, never cut so that two read alike.

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <span>
 
+#include "harness/process_state.hpp"
 #include "reports/render.hpp"
 #include "reports/store.hpp"
 #include "support/test_support.hpp"
@@ -46,6 +48,69 @@ TEST(StoreTest, RoundTripsARunWithCasesSamplesSummariesAndItems) {
     EXPECT_EQ(read.cases[i].id, written.cases[i].id);
     expect_same_case(read.cases[i], written.cases[i]);
   }
+}
+
+// A case stored as it runs: "running" with the items added so far, then finished with its results and
+// the rest of its items, in order.
+TEST(StoreTest, ACaseStoredAsItRunsKeepsItsItemsInOrder) {
+  TempDir tmp;
+  Store store(tmp / "r.db");
+  RunData d = fixture_run();
+  store.begin_run(d.run);
+  CaseRecord c = d.cases.back();  // the toolbench case: 3 task items
+  store.begin_case(d.run.id, c);
+  ASSERT_GT(c.id, 0);
+  RunData read = store.load_run(d.run.id);
+  ASSERT_EQ(read.cases.size(), 1u);
+  EXPECT_EQ(read.cases[0].status, "running");
+  EXPECT_TRUE(read.cases[0].items.empty());
+  EXPECT_TRUE(read.cases[0].summaries.empty());
+  store.add_items(c.id, std::span(c.items).first(2));
+  EXPECT_EQ(store.load_run(d.run.id).cases[0].items.size(), 2u);
+  c.backend = "cpu";
+  store.finish_case(c, 2);
+  read = store.load_run(d.run.id);
+  ASSERT_EQ(read.cases.size(), 1u);
+  expect_same_case(read.cases[0], c);  // status, samples, summaries and the 3 items in order
+  EXPECT_THROW(store.finish_case(c, 3), StoreError);  // no longer running
+  Store reader(tmp / "r.db", /*read_only=*/true);
+  EXPECT_THROW(reader.begin_case(d.run.id, c), StoreError);
+  EXPECT_THROW(reader.add_items(c.id, c.items), StoreError);
+}
+
+// A run whose process died while a case ran: the next store opened marks the run and that case
+// "interrupted" and keeps the items the case had stored.
+TEST(StoreTest, ACaseInFlightOfADeadRunIsInterruptedWithItsItems) {
+  TempDir tmp;
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // a pid that is gone
+  RunData d = fixture_run();
+  int64_t case_id = 0;
+  {
+    Store store(tmp / "r.db");
+    d.run.status = "running";
+    d.run.pid = child;
+    d.run.host = host_name();
+    store.begin_run(d.run);
+    CaseRecord done = d.cases[0];
+    store.add_case(d.run.id, done);
+    CaseRecord c = d.cases.back();
+    store.begin_case(d.run.id, c);
+    store.add_items(c.id, c.items);
+    case_id = c.id;
+  }
+  Store reopened(tmp / "r.db", /*read_only=*/true);
+  const RunData read = reopened.load_run(d.run.id);
+  EXPECT_EQ(read.run.status, "interrupted");
+  ASSERT_EQ(read.cases.size(), 2u);
+  EXPECT_EQ(read.cases[0].status, "ok");
+  EXPECT_EQ(read.cases[1].id, case_id);
+  EXPECT_EQ(read.cases[1].status, "interrupted");
+  EXPECT_NE(read.cases[1].reason.find("killed or crashed while it ran"), std::string::npos) << read.cases[1].reason;
+  EXPECT_EQ(read.cases[1].items.size(), 3u);
+  EXPECT_GT(read.cases[1].finished_at, 0);
 }
 
 // A path or an input file can put any bytes into parameters, reasons and items: the store keeps the

@@ -1,0 +1,178 @@
+#include "reports/detail/case_charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "reports/detail/svg_chart.hpp"
+#include "reports/detail/xy_chart.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+// Metric pairs that trade against each other, drawn as a scatter with the Pareto frontier when a
+// workload's cases record both (metric names: the workloads' READMEs).
+struct TradeOff {
+  const char* x;
+  const char* y;
+  const char* what;
+};
+constexpr TradeOff kTradeOffs[] = {
+    {"compress_gbps", "ratio", "compression ratio against compression throughput"},
+};
+
+// A time and the times it is made of, drawn as stacked bars.
+struct Breakdown {
+  const char* total;
+  std::vector<std::string> parts;
+};
+const Breakdown kBreakdowns[] = {
+    {"step_ms", {"forward_ms", "backward_ms", "optimizer_ms"}},
+};
+
+const SummaryRow* ok_summary(const CaseRecord& c, const std::string& metric) {
+  return c.status == "ok" ? find_summary(c, metric) : nullptr;
+}
+
+std::string with_unit(const std::string& metric, const std::string& unit) {
+  return metric + (unit.empty() ? "" : " (" + unit + ")");
+}
+
+std::string figure(const std::string& caption, const std::string& svg) {
+  return "<figure><figcaption>" + html_escape(caption) + "</figcaption>" + svg + "</figure>\n";
+}
+
+std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+void sweep_charts(std::string& out, const WorkloadGroup& g) {
+  std::map<std::string, std::set<double>> values;     // numeric axis -> its values among ok cases
+  std::map<std::string, std::set<std::string>> seen;  // any axis -> its values (as JSON text)
+  for (const CaseRecord* c : g.cases)
+    if (c->params.is_object())
+      for (const auto& [axis, v] : c->params.items()) {
+        seen[axis].insert(v.dump());
+        if (c->status == "ok" && v.is_number()) values[axis].insert(v.get<double>());
+      }
+  for (const auto& [axis, vals] : values) {
+    if (vals.size() < 3) continue;
+    const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
+    // (primary metric, the other axes that vary, by value) -> points
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
+    std::map<std::pair<std::string, std::string>, std::string> units;
+    for (const CaseRecord* c : g.cases) {
+      if (!c->params.contains(axis) || !c->params[axis].is_number()) continue;
+      const SummaryRow* s = ok_summary(*c, c->primary_metric);
+      if (!s) continue;
+      std::string others;
+      for (const auto& [k, v] : c->params.items())
+        if (k != axis && seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + param_text(v);
+      const std::pair key{c->primary_metric, others};
+      series[key].push_back({c->params[axis].get<double>(), s->stats.median});
+      units[key] = s->unit;
+    }
+    for (auto& [key, points] : series) {
+      if (points.size() < 3) continue;
+      std::sort(points.begin(), points.end());
+      const auto& [metric, others] = key;
+      const std::string caption = with_unit(metric, units[key]) + " against " + axis + (log_x ? " (log2 scale)" : "") +
+                                  (others.empty() ? "" : ", " + others);
+      XyOptions options;
+      options.log2_x = log_x;
+      out += figure(caption,
+                    line_chart_svg(g.workload + " " + caption, axis, with_unit(metric, units[key]), points, options));
+    }
+  }
+}
+
+void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
+  const std::vector<std::string> labels = distinct_labels(g.names);
+  for (const TradeOff& t : kTradeOffs) {
+    std::vector<ScatterPoint> points;
+    const SummaryRow *sx = nullptr, *sy = nullptr;
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      const SummaryRow* x = ok_summary(*g.cases[i], t.x);
+      const SummaryRow* y = ok_summary(*g.cases[i], t.y);
+      if (!x || !y) continue;
+      sx = x, sy = y;
+      points.push_back({labels[i], x->stats.median, y->stats.median});
+    }
+    if (points.size() < 3) continue;
+    const std::string x_label = with_unit(t.x, sx->unit), y_label = with_unit(t.y, sy->unit);
+    const std::string caption =
+        std::string(t.what) + ": " + y_label + " against " + x_label + " (medians; the Pareto frontier joined)";
+    out += figure(caption, scatter_chart_svg(g.workload + " " + caption, x_label, y_label, points,
+                                             sx->better == Better::Higher, sy->better == Better::Higher));
+  }
+}
+
+void breakdown_charts(std::string& out, const WorkloadGroup& g) {
+  const std::vector<std::string> labels = distinct_labels(g.names);
+  for (const Breakdown& b : kBreakdowns) {
+    std::vector<StackedBar> bars;
+    std::vector<std::string> names = b.parts;
+    names.push_back("other");
+    std::string unit;
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      const SummaryRow* total = ok_summary(*g.cases[i], b.total);
+      if (!total) continue;
+      StackedBar bar{labels[i], {}};
+      double sum = 0;
+      int present = 0;
+      for (const std::string& part : b.parts) {
+        const SummaryRow* s = ok_summary(*g.cases[i], part);
+        bar.parts.push_back(s ? s->stats.median : 0);
+        sum += s ? s->stats.median : 0;
+        present += s != nullptr;
+      }
+      if (present < 2) continue;
+      const double rest = total->stats.median - sum;
+      bar.parts.push_back(rest > 0.01 * total->stats.median ? rest : 0);
+      unit = total->unit;
+      bars.push_back(std::move(bar));
+    }
+    if (bars.empty()) continue;
+    const std::string caption = std::string(b.total) + " split into its parts (" + unit + ", medians per case)";
+    out += figure(caption, stacked_bar_chart_svg(g.workload + " " + caption, unit, names, bars));
+  }
+}
+
+void metric_charts(std::string& out, const WorkloadGroup& g) {
+  const std::vector<std::string> labels = distinct_labels(g.names);
+  std::set<std::string> primary;
+  for (const CaseRecord* c : g.cases) primary.insert(c->primary_metric);
+  std::string others;
+  int more = 0;
+  for (const auto& [metric, unit] : g.metrics) {
+    std::vector<Bar> bars;
+    Better better = Better::Lower;
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      const SummaryRow* s = ok_summary(*g.cases[i], metric);
+      if (!s) continue;
+      better = s->better;
+      bars.push_back({labels[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
+    }
+    const bool differ = std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.value != bars[0].value; });
+    if (bars.size() < 2 || !differ) continue;
+    double lo = INFINITY, hi = 0;
+    for (const Bar& b : bars) lo = std::min(lo, b.value), hi = std::max(hi, b.value);
+    const bool log_scale = lo > 0 && hi / lo >= 10;
+    const std::string caption = with_unit(metric, unit) + ", " + std::string(to_string(better)) +
+                                " is better: median per case, 95% CI" + (log_scale ? ", log scale" : "");
+    const std::string chart = figure(caption, bar_chart_svg(g.workload + " " + metric, unit, bars, log_scale));
+    if (primary.count(metric)) {
+      out += chart;
+    } else {
+      others += chart;
+      ++more;
+    }
+  }
+  if (more > 0)
+    out += "<details class=\"more-charts\"><summary>" + std::to_string(more) +
+           " more bar charts: every other metric that differs between the cases</summary>\n" + others +
+           "</details>\n";
+}
+
+}  // namespace mlsb::reports::detail

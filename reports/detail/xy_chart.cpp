@@ -1,0 +1,233 @@
+#include "reports/detail/xy_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/detail/report_text.hpp"
+#include "reports/detail/svg_parts.hpp"
+
+namespace mlsb::reports::detail {
+namespace {
+
+constexpr double kXyLeft = 70, kXyPlotW = 560, kXyPlotH = 220, kXyTop = 12, kXyBottom = 44;
+
+// Whole numbers (steps, experts, sizes) are labelled as integers; powers of two from 1024 up with the
+// binary suffixes the axes accept (64Ki, 1Mi); other values in their shortest form (0.3, 2.5e-05).
+std::string tick_label(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    const auto n = static_cast<long long>(v);
+    static const char* suffix[] = {"Ki", "Mi", "Gi", "Ti"};
+    if (n >= 1024 && (n & (n - 1)) == 0) {
+      int s = -1;
+      long long m = n;
+      while (m >= 1024 && m % 1024 == 0 && s < 3) m /= 1024, ++s;
+      return std::to_string(m) + suffix[s];
+    }
+    if (std::fabs(v) < 1e6) return std::to_string(n);
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+struct Range {
+  double lo = 0, hi = 1;
+};
+
+// The frame of an x-y chart: the scales, the ticks of both axes and the svg text drawn around a plot.
+struct Frame {
+  Range x, y;
+  std::vector<double> x_ticks, y_ticks;
+  bool log2_x = false;
+  double sx(double v) const {
+    const double t = log2_x ? std::log2(v) : v;
+    return kXyLeft + (t - x.lo) / (x.hi - x.lo) * kXyPlotW;
+  }
+  double sy(double v) const { return kXyTop + (y.hi - v) / (y.hi - y.lo) * kXyPlotH; }
+};
+
+Range span(const std::vector<double>& ticks) {
+  Range r{ticks.front(), ticks.back()};
+  if (r.hi == r.lo) r.hi = r.lo + 1;
+  return r;
+}
+
+// Power-of-two ticks covering [lo, hi] (log2 values), at most 8: every k-th exponent.
+std::vector<double> log2_ticks(double lo, double hi) {
+  const double first = std::floor(lo), last = std::ceil(hi);
+  const double every = std::max(1.0, std::ceil((last - first) / 7));
+  std::vector<double> t;
+  for (double e = first; e <= last + 1e-9; e += every) t.push_back(e);
+  if (t.back() < hi) t.push_back(t.back() + every);
+  return t;
+}
+
+// Grid lines and tick labels of both axes, the axes, and the axis names.
+std::string axes(const Frame& f, const std::string& x_label, const std::string& y_label) {
+  std::string out;
+  const double bottom = kXyTop + kXyPlotH;
+  for (double t : f.y_ticks) {
+    const std::string y = svg_px(f.sy(t));
+    out += "<path class=\"grid\" d=\"M" + svg_px(kXyLeft) + " " + y + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
+    out += "<text class=\"tick end\" x=\"" + svg_px(kXyLeft - 4) + "\" y=\"" + svg_px(f.sy(t) + 4) + "\">" +
+           html_escape(tick_label(t)) + "</text>";
+  }
+  for (double t : f.x_ticks) {
+    const double x = kXyLeft + (t - f.x.lo) / (f.x.hi - f.x.lo) * kXyPlotW;
+    out += "<text class=\"tick mid\" x=\"" + svg_px(x) + "\" y=\"" + svg_px(bottom + 14) + "\">" +
+           html_escape(tick_label(f.log2_x ? std::exp2(t) : t)) + "</text>";
+  }
+  out += "<path class=\"axis\" d=\"M" + svg_px(kXyLeft) + " " + svg_px(kXyTop) + "V" + svg_px(bottom) + "H" +
+         svg_px(kXyLeft + kXyPlotW) + "\"/>";
+  out += "<text class=\"tick mid\" x=\"" + svg_px(kXyLeft + kXyPlotW / 2) + "\" y=\"" + svg_px(bottom + 32) + "\">" +
+         html_escape(x_label + (f.log2_x ? " (log2 scale)" : "")) + "</text>";
+  const std::string yl = svg_px(14), ym = svg_px(kXyTop + kXyPlotH / 2);
+  out += "<text class=\"tick mid\" x=\"" + yl + "\" y=\"" + ym + "\" transform=\"rotate(-90 " + yl + " " + ym + ")\">" +
+         html_escape(y_label) + "</text>";
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks, bool integers) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return {0, 1};
+  if (hi < lo) std::swap(lo, hi);
+  if (hi == lo) {
+    const double d = lo == 0 ? 1 : std::fabs(lo) * 0.1;
+    lo -= d, hi += d;
+  }
+  const double raw = (hi - lo) / std::max(1, max_ticks - 1);
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  const double norm = raw / mag;
+  const double nice = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
+  const double step = integers ? std::max(1.0, nice) : nice;
+  std::vector<double> ticks;
+  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  for (double k = first; k <= last; ++k) {
+    const double v = k * step;
+    ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  }
+  return ticks;
+}
+
+std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<std::pair<double, double>>& points, const XyOptions& options) {
+  std::vector<std::pair<double, double>> shown;
+  for (const auto& [x, y] : points)
+    if (std::isfinite(x) && std::isfinite(y) && (!options.log2_x || x > 0)) shown.emplace_back(x, y);
+  Frame f;
+  f.log2_x = options.log2_x;
+  double x0 = INFINITY, x1 = -INFINITY, y0 = options.columns ? 0 : INFINITY, y1 = options.columns ? 0 : -INFINITY;
+  for (const auto& [x, y] : shown) {
+    const double t = f.log2_x ? std::log2(x) : x;
+    x0 = std::min(x0, t), x1 = std::max(x1, t), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  }
+  for (const auto& m : options.marks)
+    if (std::isfinite(m.y)) y0 = std::min(y0, m.y), y1 = std::max(y1, m.y);
+  if (!std::isfinite(x0)) x0 = 0, x1 = 1;
+  if (!std::isfinite(y0)) y0 = 0, y1 = 1;
+  double half = 0;  // columns: half a column's slot on each side of the outer columns
+  if (options.columns) {
+    half = 0.5;
+    for (size_t i = 1; i < shown.size(); ++i)
+      if (const double gap = std::fabs(shown[i].first - shown[i - 1].first); gap > 0) half = std::min(half, gap / 2);
+  }
+  const bool whole =
+      std::all_of(shown.begin(), shown.end(), [](const auto& p) { return p.first == std::floor(p.first); });
+  f.x_ticks = f.log2_x ? log2_ticks(x0, x1) : nice_ticks(x0, x1, 8, whole);
+  f.x =
+      f.log2_x ? span(f.x_ticks) : Range{std::min(f.x_ticks.front(), x0 - half), std::max(f.x_ticks.back(), x1 + half)};
+  if (f.x.hi == f.x.lo) f.x.hi = f.x.lo + 1;
+  f.y_ticks = nice_ticks(y0, y1, 6);
+  f.y = span(f.y_ticks);
+  std::string out = svg_open(kXyLeft + kXyPlotW + 20, kXyTop + kXyPlotH + kXyBottom, title);
+  out += axes(f, x_label, y_label);
+  if (options.columns) {
+    const double w = std::max(1.0, 2 * half / (f.x.hi - f.x.lo) * kXyPlotW * 0.8);
+    for (const auto& [x, y] : shown) {
+      const double top = std::min(f.sy(y), f.sy(0)), h = std::fabs(f.sy(y) - f.sy(0));
+      out += "<g><title>" + html_escape(x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
+             "</title><rect class=\"bar\" x=\"" + svg_px(f.sx(x) - w / 2) + "\" y=\"" + svg_px(top) + "\" width=\"" +
+             svg_px(w) + "\" height=\"" + svg_px(h) + "\"/></g>";
+    }
+  } else {
+    std::string path;
+    for (const auto& [x, y] : shown) path += (path.empty() ? "M" : "L") + svg_px(f.sx(x)) + " " + svg_px(f.sy(y));
+    if (!path.empty()) out += "<path class=\"line\" d=\"" + path + "\"/>";
+    if (shown.size() <= 40)  // a sweep's points, each with its value on hover; a long curve stays a line
+      for (const auto& [x, y] : shown)
+        out += "<g><title>" + html_escape(x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
+               "</title><circle class=\"pt\" cx=\"" + svg_px(f.sx(x)) + "\" cy=\"" + svg_px(f.sy(y)) +
+               "\" r=\"2.5\"/></g>";
+  }
+  for (const auto& m : options.marks) {
+    if (!std::isfinite(m.y)) continue;
+    const std::string y = svg_px(f.sy(m.y));
+    out += "<path class=\"mark\" d=\"M" + svg_px(kXyLeft) + " " + y + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
+    out += "<text class=\"tick end mark-label\" x=\"" + svg_px(kXyLeft + kXyPlotW - 4) + "\" y=\"" +
+           svg_px(f.sy(m.y) - 4) + "\">" + html_escape(m.label + " " + fmt_num(m.y)) + "</text>";
+  }
+  return out + "</svg>";
+}
+
+std::vector<size_t> pareto_frontier(const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher) {
+  const auto better_or_equal = [](double a, double b, bool higher) { return higher ? a >= b : a <= b; };
+  std::vector<size_t> front;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ScatterPoint& p = points[i];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    bool dominated = false;
+    for (size_t j = 0; j < points.size() && !dominated; ++j) {
+      const ScatterPoint& q = points[j];
+      if (j == i || !std::isfinite(q.x) || !std::isfinite(q.y)) continue;
+      dominated =
+          better_or_equal(q.x, p.x, x_higher) && better_or_equal(q.y, p.y, y_higher) && (q.x != p.x || q.y != p.y);
+    }
+    if (!dominated) front.push_back(i);
+  }
+  std::sort(front.begin(), front.end(), [&](size_t a, size_t b) { return points[a].x < points[b].x; });
+  return front;
+}
+
+std::string scatter_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                              const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher) {
+  size_t longest = 8;  // room right of the plot for the labels of the rightmost points, never cut
+  for (const auto& p : points) longest = std::max(longest, p.label.size());
+  const double label_room = 16 + 7.0 * static_cast<double>(longest);
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& p : points)
+    if (std::isfinite(p.x) && std::isfinite(p.y))
+      x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
+  if (!std::isfinite(x0)) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  Frame f;
+  f.x_ticks = nice_ticks(std::min(0.0, x0), x1, 7);
+  f.y_ticks = nice_ticks(std::min(0.0, y0), y1, 6);
+  f.x = span(f.x_ticks);
+  f.y = span(f.y_ticks);
+  const std::vector<size_t> front = pareto_frontier(points, x_higher, y_higher);
+  std::vector<bool> on_front(points.size());
+  for (size_t i : front) on_front[i] = true;
+  std::string out = svg_open(kXyLeft + kXyPlotW + label_room, kXyTop + kXyPlotH + kXyBottom, title);
+  out += axes(f, x_label, y_label);
+  std::string path;
+  for (size_t i : front)
+    path += (path.empty() ? "M" : "L") + svg_px(f.sx(points[i].x)) + " " + svg_px(f.sy(points[i].y));
+  if (front.size() > 1) out += "<path class=\"frontier\" d=\"" + path + "\"/>";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ScatterPoint& p = points[i];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    const double cx = f.sx(p.x), cy = f.sy(p.y);
+    out += "<g><title>" +
+           html_escape(p.label + ": " + x_label + " " + fmt_num(p.x) + ", " + y_label + " " + fmt_num(p.y) +
+                       (on_front[i] ? " (on the Pareto frontier)" : "")) +
+           "</title>";
+    out += std::string("<circle class=\"pt") + (on_front[i] ? " front" : " other") + "\" cx=\"" + svg_px(cx) +
+           "\" cy=\"" + svg_px(cy) + "\" r=\"3.5\"/>";
+    out += "<text class=\"lbl start\" x=\"" + svg_px(cx + 6) + "\" y=\"" + svg_px(cy - 5) + "\">" +
+           html_escape(p.label) + "</text></g>";
+  }
+  return out + "</svg>";
+}
+
+}  // namespace mlsb::reports::detail

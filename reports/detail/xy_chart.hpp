@@ -1,0 +1,49 @@
+#pragma once
+// Inline SVG x-y charts with labelled ticks: a line (a loss curve, a sweep), columns (a load per expert)
+// and a scatter with its Pareto frontier (compression ratio against compression throughput).
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlsb::reports::detail {
+
+/// A dashed horizontal reference line across the plot (an eval loss, a balanced load), labelled.
+struct RefLine {
+  double y = 0;
+  std::string label;
+};
+
+struct XyOptions {
+  bool columns = false;        ///< one column per point from 0 to y, instead of a line
+  bool log2_x = false;         ///< x on a log2 scale (x > 0; other points left out), ticks at powers of 2
+  std::vector<RefLine> marks;  ///< drawn and labelled; the y axis spans them too
+};
+
+/// "Nice" tick values (steps of 1, 2 or 5 times a power of ten) covering [lo, hi] (the first at or below
+/// lo, the last at or above hi), about `max_ticks` of them; with `integers`, steps of at least 1 (for
+/// steps, experts). lo == hi is widened by 10% of it (1 at 0) on each side.
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks = 6, bool integers = false);
+
+/// An <svg> chart (class "chart", role="img") of `points` (x, y) in the given order, titled `title`,
+/// with 3–6 labelled ticks on each axis, the axes named `x_label` and `y_label` (give the unit in the
+/// label: "loss (nats/byte)"), and `options`' reference lines. Non-finite points are left out; no points
+/// gives an empty plot.
+std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<std::pair<double, double>>& points, const XyOptions& options = {});
+
+struct ScatterPoint {
+  std::string label;  ///< plain text, printed beside the point (class "lbl") and in its hover title
+  double x = 0, y = 0;
+};
+
+/// Indices of the points on the Pareto frontier (no other point is at least as good on both axes and
+/// better on one), ordered by x. `x_higher`/`y_higher`: whether higher is better on that axis.
+/// Non-finite points are never on it.
+std::vector<size_t> pareto_frontier(const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher);
+
+/// An <svg> scatter chart of `points`, each labelled, with the Pareto frontier joined by a line (class
+/// "frontier") and its points filled (class "pt front"); the others are hollow (class "pt").
+std::string scatter_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                              const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher);
+
+}  // namespace mlsb::reports::detail
