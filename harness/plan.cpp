@@ -186,7 +186,11 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   if (suite_file) {
     Suite suite = load_suite(*suite_file);
     plan.suite = suite.name;
-    for (auto& e : suite.entries) entries.push_back({e.workload, e.params, e.runner, e.expected_s});
+    // The suite's times were for its own runner settings: command-line ones void them.
+    const bool own_runner = !runner.warmup && !runner.min_samples && !runner.max_samples && !runner.min_time_s &&
+                            !runner.max_noise && !runner.max_time_s && !runner.timeout_s;
+    for (auto& e : suite.entries)
+      entries.push_back({e.workload, e.params, e.runner, own_runner ? e.expected_s : -1});
   } else {
     plan.suite = std::string(target);
     entries.push_back({std::string(target), {}, {}, -1});

@@ -32,7 +32,8 @@ struct CaseSpec {
   Params params;
   RunnerDefaults runner;  ///< effective settings after defaults, suite and CLI overrides
   std::string label;      ///< the params that differ from the axis defaults, "a=1,b=x" ("" = all defaults)
-  double expected_s = -1;  ///< its suite entry's expected_s (SuiteEntry), unless -p changed its axes
+  double expected_s = -1;  ///< its suite entry's expected_s (SuiteEntry), unless -p changed its axes or
+                           ///< runner options (--repetitions, ...) were given
 
   /// "workload/params_key": what --filter matches and what seeds the case's RNG.
   std::string id() const;

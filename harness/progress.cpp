@@ -125,7 +125,8 @@ void Progress::case_finished(const reports::CaseRecord& c) {
   const PlannedCase& planned = cases_.at(static_cast<size_t>(index_));
   finished_[planned.workload].push_back(took);
   all_finished_.push_back(took);
-  if (planned.expected_seconds > 0) finished_expected_ += planned.expected_seconds, finished_actual_ += took;
+  if (planned.expected_seconds > 0 && c.status == "ok")  // a skipped or failed case says nothing of the speed
+    finished_expected_ += planned.expected_seconds, finished_actual_ += took;
   std::string primary;
   for (const auto& s : c.summaries)
     if (s.metric == c.primary_metric) {

@@ -38,7 +38,7 @@ class Progress {
 
   /// Seconds left in the run, estimated; negative when nothing is known yet. A case not yet run takes
   /// its time in the store's last run of it (as ctest schedules by its last test times), else its suite's
-  /// expected time scaled by how this run's finished cases compare with theirs (sum of times over sum of
+  /// expected time scaled by how this run's ok cases compare with theirs (sum of times over sum of
   /// expected times; 1 before any), else the median time of this run's finished cases of its workload,
   /// else of all finished cases. The case in flight takes the larger of that and what its sample's own
   /// progress says: the time before this sample plus the sample's elapsed time over its done fraction

@@ -441,6 +441,10 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
       }
     }
   }
+  if (!finished && ready) {
+    // Abandoned at its timeout: the items it had added by then (the worker may still add more, unread).
+    if (const State* st = ctx->live_state.load()) rec.items = st->items_since(0);
+  }
   if (finished) {
     const cuda::CaseGpuRecord gpu = cuda::case_gpu_record(ctx->gpu_before, ctx->gpu_after);
     rec.gpu = gpu.json;
@@ -490,7 +494,6 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
     rec.reason = (worst != 0 ? "rank " + std::to_string(worst) + ": " : std::string()) + w.reason;
     rec.samples.clear();
     rec.summaries.clear();
-    if (rec.status == "timeout") rec.items.clear();
   }
   return result;
 }
@@ -597,6 +600,18 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   for (size_t i = 0;; ++i) {
     if (interrupt) break;  // a signalled rank makes no MPI call (see run_ranked_case); rank 0 stops anyway
     // Rank 0 alone knows whether the store still works: it says whether the next case starts.
+    // Rank 0 stores the case as it starts (before the ranks agree to run it: a store that fails ends the
+    // run first) and its items every second while it runs, so that a killed run keeps what its case in
+    // flight had finished (the task trials of a long toolbench case, say).
+    reports::CaseRecord stored;
+    if (root && i < plan.cases.size() && !interrupted && !broken && !store_error) {
+      stored = case_stub(plan.cases[i], comms);
+      try {
+        with_store_retries(*store, out.run_id, stored, [&] { store->begin_case(out.run_id, stored); });
+      } catch (const reports::StoreError& e) {
+        store_error = e;
+      }
+    }
     int32_t go = root && i < plan.cases.size() && !interrupted && !broken && !store_error ? 1 : 0;
     try {
       control.set_timeout(120);
@@ -607,17 +622,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     }
     if (!go) break;
     const CaseSpec& spec = plan.cases[i];
-    // Rank 0 stores the case as it starts and its items every second while it runs, so that a killed
-    // run keeps what its case in flight had finished (the task trials of a long toolbench case, say).
-    reports::CaseRecord stored = case_stub(spec, comms);
     size_t items_stored = 0;
-    if (root) {
-      try {
-        with_store_retries(*store, out.run_id, stored, [&] { store->begin_case(out.run_id, stored); });
-      } catch (const reports::StoreError& e) {
-        store_error = e;
-      }
-    }
     auto last_flush = std::chrono::steady_clock::now();
     CaseResult result;
     try {
@@ -626,14 +631,14 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
       result = run_ranked_case(spec, options.backend, options.seed, interrupt, [&](const CaseProgress& p) {
         if (progress) progress->tick(p.samples, p.done, p.total);
         const auto now = std::chrono::steady_clock::now();
-        if (root && stored.id > 0 && p.state && now - last_flush >= std::chrono::seconds(1)) {
+        if (root && stored.id > 0 && p.state && !interrupt && now - last_flush >= std::chrono::seconds(1)) {
           last_flush = now;
           try {
             const auto items = p.state->items_since(items_stored);
             store->add_items(stored.id, items);
             items_stored += items.size();
           } catch (const reports::StoreError&) {
-            // a busy store: these items are committed with the case when it ends
+            // a busy store (add_items does not wait): these items go with the next flush or the case's end
           }
         }
       }, comms);

@@ -54,8 +54,8 @@ uint64_t case_seed(uint64_t run_seed, const std::string& data_key);
 /// Runs one case to completion or timeout, in a worker thread. Never throws for workload errors:
 /// a SkipCase gives status "skipped", FailCase or any exception "failed", the timeout "timeout",
 /// `cancel` set by the caller "interrupted"; `reason` says why. Failed, timed-out and interrupted
-/// cases keep no samples or summaries (their numbers are not trusted); items are kept unless the
-/// case timed out (run_plan has stored those that came while it ran). `on_tick` is called on the
+/// cases keep no samples or summaries (their numbers are not trusted); items are kept (a case abandoned
+/// at its timeout keeps those it had added by then). `on_tick` is called on the
 /// calling thread about 5 times a second (for progress output and run_plan's commits of items).
 /// `backend` is the request (resolve_backend). This form runs on one rank (a local communicator).
 /// GPU state: rank 0 reads the GPUs its process sees through NVML just before the first measured sample

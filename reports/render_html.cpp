@@ -35,10 +35,10 @@ void agents_side_by_side(std::string& out, const WorkloadGroup& g) {
   for (const auto& c : columns) {
     for (const auto& t : c.tasks.by_category) {
       const double rate = static_cast<double>(t.passed) / t.tasks;
-      by_category[t.name].push_back({c.name, rate, rate, rate});
+      by_category[t.name].push_back({c.name, rate, rate, rate, ""});
     }
     const double all = static_cast<double>(c.tasks.all.passed) / c.tasks.all.tasks;
-    by_category["all categories"].push_back({c.name, all, all, all});
+    by_category["all categories"].push_back({c.name, all, all, all, ""});
   }
   for (const auto& [category, bars] : by_category)
     out += "<figure><figcaption>" + html_escape("pass rate, " + category + " (higher is better)") + "</figcaption>" +

@@ -90,6 +90,8 @@ constexpr const char* kRunColumns =
     "machine_key, branch, ci_json, pid, host, reason";
 constexpr int kRunColumnCount = 18;
 
+constexpr std::chrono::milliseconds kBusyTimeout{10'000};  // how long a writer waits for another's lock
+
 // The runs still "running" whose process, on this host, is gone (killed with SIGKILL, out of memory, a
 // crash): it never finishes them. Runs of other hosts and of unknown processes are left alone (their
 // process cannot be checked from here). (run id, pid) pairs.
@@ -103,8 +105,20 @@ std::vector<std::pair<int64_t, int64_t>> find_dead_runs(sqlite3* db) {
   return dead;
 }
 
-// Marks the dead runs (find_dead_runs) "interrupted" with the reason, and so are their cases in flight.
+// Whether some case is still "running" in a run that is not (its process could not finish it: the store
+// failed under it, or it was marked dead).
+bool has_orphan_cases(sqlite3* db) {
+  Stmt s(db,
+         "SELECT 1 FROM cases c JOIN runs r ON r.id = c.run_id WHERE c.status = 'running' AND r.status != 'running' "
+         "LIMIT 1",
+         "cannot look for unfinished cases");
+  return s.step();
+}
+
+// Marks the dead runs (find_dead_runs) "interrupted" with the reason, and then every case left "running"
+// in a run that is not: one transaction.
 void interrupt_dead_runs(sqlite3* db, const std::vector<std::pair<int64_t, int64_t>>& dead) {
+  Transaction tx(db, /*immediate=*/true);
   for (const auto& [id, pid] : dead) {
     Stmt mark(db, "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = ? WHERE id = ? AND status = 'running'",
               "cannot mark an unfinished run interrupted");
@@ -113,15 +127,15 @@ void interrupt_dead_runs(sqlite3* db, const std::vector<std::pair<int64_t, int64
                      ") is gone: killed (SIGKILL, out of memory) or crashed; the cases it finished are kept")
         .bind(3, id)
         .run();
-    Stmt cut(db,
-             "UPDATE cases SET status = 'interrupted', finished_at = ?, reason = ? "
-             "WHERE run_id = ? AND status = 'running'",
-             "cannot mark an unfinished case interrupted");
-    cut.bind(1, now_unix())
-        .bind(2, "its run's process was killed or crashed while it ran; the items it had stored are kept")
-        .bind(3, id)
-        .run();
   }
+  Stmt cut(db,
+           "UPDATE cases SET status = 'interrupted', finished_at = ?, reason = ? WHERE status = 'running' AND "
+           "run_id IN (SELECT id FROM runs WHERE status != 'running')",
+           "cannot mark an unfinished case interrupted");
+  cut.bind(1, now_unix())
+      .bind(2, "its run's process was killed or crashed while it ran; the items it had stored are kept")
+      .run();
+  tx.commit();
 }
 
 std::optional<int64_t> first_id(Stmt& s) {
@@ -171,7 +185,6 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
     throw StoreError(path_.string() + ": cannot open: " + msg);
   }
   try {
-    constexpr std::chrono::milliseconds kBusyTimeout{10'000};
     sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
     if (!read_only && sqlite3_db_readonly(db_, "main") == 1)
       throw StoreError(path_.string() + " is read-only; cannot open it for writing");
@@ -182,9 +195,10 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       if (version < schema_version())
         throw StoreError(path_.string() + ": schema version " + std::to_string(version) + " is older than " +
                          std::to_string(schema_version()) + "; open it once for writing to migrate");
-      // A store this user may write: settle the runs whose process died (found on this read-only
-      // connection; a writable one is opened only when there are some).
-      if (const auto dead = find_dead_runs(db_); !dead.empty() && access(path_.c_str(), W_OK) == 0) {
+      // A store this user may write: settle the runs whose process died and the cases they left running
+      // (found on this read-only connection; a writable one is opened only when there are some).
+      const auto dead = find_dead_runs(db_);
+      if ((!dead.empty() || has_orphan_cases(db_)) && access(path_.c_str(), W_OK) == 0) {
         sqlite3* rw = nullptr;
         if (sqlite3_open_v2(path_.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
           sqlite3_busy_timeout(rw, static_cast<int>(kBusyTimeout.count()));
@@ -200,7 +214,7 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       // NORMAL is durable against process crashes in WAL mode.
       detail::exec(db_, "PRAGMA synchronous = NORMAL", "cannot set the synchronous mode");
       detail::migrate(db_);
-      interrupt_dead_runs(db_, find_dead_runs(db_));
+      if (const auto dead = find_dead_runs(db_); !dead.empty() || has_orphan_cases(db_)) interrupt_dead_runs(db_, dead);
       stmts_ = std::make_unique<Statements>(db_);
     }
   } catch (...) {
@@ -282,6 +296,12 @@ int64_t Store::begin_case(int64_t run_id, CaseRecord& c) {
 void Store::add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items) {
   if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add items");
   if (items.empty()) return;
+  // No waiting for another writer: the caller retries later (its loop also watches timeouts and signals).
+  sqlite3_busy_timeout(db_, 0);
+  struct RestoreBusyTimeout {
+    sqlite3* db;
+    ~RestoreBusyTimeout() { sqlite3_busy_timeout(db, static_cast<int>(kBusyTimeout.count())); }
+  } restore{db_};
   Transaction tx(db_, /*immediate=*/true);
   auto& ii = stmts_->insert_item;
   for (const auto& [key, item] : items) ii.bind(1, case_id).bind(2, key).bind(3, dump_json(item)).run();
@@ -293,12 +313,12 @@ void Store::finish_case(const CaseRecord& c, size_t items_stored) {
   Transaction tx(db_, /*immediate=*/true);
   Stmt u(db_,
          "UPDATE cases SET backend = ?, status = ?, reason = ?, primary_metric = ?, finished_at = ?, gpu_json = ?, "
-         "throttled = ? WHERE id = ? AND status = 'running'",
+         "throttled = ? WHERE id = ? AND status IN ('running', 'interrupted')",
          "cannot finish case");
   u.bind(1, c.backend).bind(2, c.status).bind(3, c.reason).bind(4, c.primary_metric).bind(5, c.finished_at);
   u.bind(6, dump_json(c.gpu)).bind(7, int64_t{c.throttled}).bind(8, c.id).run();
   if (sqlite3_changes(db_) == 0)
-    throw StoreError(path_.string() + ": no running case with id " + std::to_string(c.id));
+    throw StoreError(path_.string() + ": no unfinished case with id " + std::to_string(c.id));
   insert_case_results(c, items_stored);
   tx.commit();
 }

@@ -48,11 +48,13 @@ class Store {
   int64_t add_case(int64_t run_id, CaseRecord& c);
   /// A case stored as it runs, so that a killed run keeps what its case in flight had finished:
   /// begin_case inserts the case with status "running" (no samples, summaries or items) and fills and
-  /// returns c.id; add_items appends items to it, each call one transaction; finish_case sets its final
-  /// status, reason, backend, primary metric, finish time and GPU state from `c` and inserts its samples,
-  /// summaries and the items from `items_stored` on (those before were added already). finish_case
-  /// throws StoreError when c.id is no running case. A store opened by a later command marks the running
-  /// cases of a dead run "interrupted", with their items kept.
+  /// returns c.id; add_items appends items to it, each call one transaction that does not wait for
+  /// another writer (StoreError at once when the store is busy: try again later); finish_case sets its
+  /// final status, reason, backend, primary metric, finish time and GPU state from `c` and inserts its
+  /// samples, summaries and the items from `items_stored` on (those before were added already).
+  /// finish_case throws StoreError when c.id is not an unfinished case ("running", or "interrupted" by a
+  /// command that took its process for dead). A store opened by a later command marks "interrupted" the
+  /// running cases of a dead run and of any run no longer running, with their items kept.
   int64_t begin_case(int64_t run_id, CaseRecord& c);
   void add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items);
   void finish_case(const CaseRecord& c, size_t items_stored);

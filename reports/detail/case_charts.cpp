@@ -45,6 +45,14 @@ std::string figure(const std::string& caption, const std::string& svg) {
 
 std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// The family a case says it belongs to: its item "group" {"name": "lossless"}; "" when it has none.
+std::string case_group(const CaseRecord& c) {
+  for (const auto& [key, item] : c.items)
+    if (key == "group" && item.is_object() && item.contains("name") && item["name"].is_string())
+      return item["name"].get<std::string>();
+  return "";
+}
+
 }  // namespace
 
 void sweep_charts(std::string& out, const WorkloadGroup& g) {
@@ -152,13 +160,24 @@ void metric_charts(std::string& out, const WorkloadGroup& g) {
       const SummaryRow* s = ok_summary(*g.cases[i], metric);
       if (!s) continue;
       better = s->better;
-      bars.push_back({labels[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi});
+      bars.push_back({labels[i], s->stats.median, s->stats.ci_lo, s->stats.ci_hi, case_group(*g.cases[i])});
     }
+    // A family's bars together, the families in order of first appearance.
+    std::vector<std::string> order;
+    for (const Bar& b : bars)
+      if (std::find(order.begin(), order.end(), b.group) == order.end()) order.push_back(b.group);
+    std::stable_sort(bars.begin(), bars.end(), [&](const Bar& a, const Bar& b) {
+      return std::find(order.begin(), order.end(), a.group) < std::find(order.begin(), order.end(), b.group);
+    });
     const bool differ = std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.value != bars[0].value; });
     if (bars.size() < 2 || !differ) continue;
-    double lo = INFINITY, hi = 0;
-    for (const Bar& b : bars) lo = std::min(lo, b.value), hi = std::max(hi, b.value);
-    const bool log_scale = lo > 0 && hi / lo >= 10;
+    double lo = INFINITY, hi = 0, smallest = INFINITY;  // medians; and every bound drawn (a CI may reach 0)
+    for (const Bar& b : bars) {
+      lo = std::min(lo, b.value), hi = std::max(hi, b.value);
+      for (double v : {b.value, b.lo, b.hi})
+        if (std::isfinite(v)) smallest = std::min(smallest, v);
+    }
+    const bool log_scale = lo > 0 && smallest > 0 && hi / lo >= 10;
     const std::string caption = with_unit(metric, unit) + ", " + std::string(to_string(better)) +
                                 " is better: median per case, 95% CI" + (log_scale ? ", log scale" : "");
     const std::string chart = figure(caption, bar_chart_svg(g.workload + " " + metric, unit, bars, log_scale));
@@ -171,8 +190,7 @@ void metric_charts(std::string& out, const WorkloadGroup& g) {
   }
   if (more > 0)
     out += "<details class=\"more-charts\"><summary>" + std::to_string(more) +
-           " more bar charts: every other metric that differs between the cases</summary>\n" + others +
-           "</details>\n";
+           " more bar charts: every other metric that differs between the cases</summary>\n" + others + "</details>\n";
 }
 
 }  // namespace mlsb::reports::detail

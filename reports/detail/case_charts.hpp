@@ -26,8 +26,10 @@ void breakdown_charts(std::string& out, const WorkloadGroup& g);
 /// One bar chart per metric that at least two ok cases report and that differs between them (a single
 /// bar, or bars all of one value, compare nothing; the metrics table shows every value), on a log scale
 /// when the medians are positive and span 10x or more. Bars are labelled by what differs between the
-/// cases (distinct_labels). The primary metric's chart is shown; the others are folded into one
-/// <details> element ("N more bar charts"), so that the page stays short to read.
+/// cases (distinct_labels) and kept together by family (a case's item "group" {"name": ...}, e.g.
+/// compress's lossless and lossy codecs), each family under its name. The primary metric's chart is
+/// shown; the others are folded into one <details> element ("N more bar charts"), so that the page stays
+/// short to read.
 void metric_charts(std::string& out, const WorkloadGroup& g);
 
 }  // namespace mlsb::reports::detail

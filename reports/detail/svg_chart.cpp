@@ -24,6 +24,22 @@ std::string shorten(const std::string& s) {
   return utf8_truncate(s, half, "") + "…" + s.substr(utf8_boundary_after(s, s.size() - half));
 }
 
+// The labels as drawn: shortened, unless that makes two distinct labels read alike (they differ only in
+// the middle); then whole.
+template <class Row>
+std::vector<std::string> drawn_labels(const std::vector<Row>& rows) {
+  std::vector<std::string> out;
+  std::set<std::string> whole, cut;
+  for (const auto& r : rows) {
+    out.push_back(shorten(r.label));
+    whole.insert(r.label);
+    cut.insert(out.back());
+  }
+  if (cut.size() < whole.size())
+    for (size_t i = 0; i < rows.size(); ++i) out[i] = rows[i].label;
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> distinct_labels(const std::vector<std::string>& names) {
@@ -63,26 +79,36 @@ std::string bar_chart_svg(const std::string& title, const std::string& unit, con
   }
   if (hi == lo) hi = log_scale ? lo * 10 : lo + 1;
   size_t longest = 8;
-  for (const auto& b : bars) longest = std::max(longest, shorten(b.label).size());
+  const std::vector<std::string> drawn = drawn_labels(bars);
+  for (const auto& l : drawn) longest = std::max(longest, l.size());
   const double label_width = 12 + kCharWidth * static_cast<double>(longest);
   const auto x = [&](double v) {
     const double t = log_scale ? std::log10(v / lo) / std::log10(hi / lo) : (v - lo) / (hi - lo);
     return label_width + t * kPlotWidth;
   };
+  // Row of each bar, after the group header rows before it.
+  std::vector<double> row(bars.size());
+  double rows = 0;
+  for (size_t i = 0; i < bars.size(); ++i) {
+    if (!bars[i].group.empty() && (i == 0 || bars[i].group != bars[i - 1].group)) ++rows;
+    row[i] = rows++;
+  }
   const double width = label_width + kPlotWidth + kValueWidth;
-  const double height = kTop + kRow * static_cast<double>(bars.size()) + kAxis;
-  const double zero = log_scale ? label_width : x(0), axis_y = kTop + kRow * static_cast<double>(bars.size());
+  const double height = kTop + kRow * rows + kAxis;
+  const double zero = log_scale ? label_width : x(0), axis_y = kTop + kRow * rows;
   std::string out;
   out.reserve(200 * bars.size() + 600);
   out += svg_open(width, height, title);
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
-    const double y = kTop + kRow * static_cast<double>(i), mid = y + kRow / 2;
+    const double y = kTop + kRow * row[i], mid = y + kRow / 2;
+    if (!b.group.empty() && (i == 0 || b.group != bars[i - 1].group))
+      out += "<text class=\"grp\" x=\"4\" y=\"" + svg_px(y - kRow / 2 + 4) + "\">" + html_escape(b.group) + "</text>";
     out += "<g><title>" +
            html_escape(b.label + ": " + fmt_num(b.value) + " " + unit + ", 95% CI " + fmt_interval(b.lo, b.hi)) +
            "</title>";
     out += "<text class=\"lbl\" x=\"" + svg_px(label_width - 6) + "\" y=\"" + svg_px(mid + 4) + "\">" +
-           html_escape(shorten(b.label)) + "</text>";
+           html_escape(drawn[i]) + "</text>";
     if (std::isfinite(b.value)) {
       const double a = std::min(zero, x(b.value)), w = std::fabs(x(b.value) - zero);
       out += "<rect class=\"bar\" x=\"" + svg_px(a) + "\" y=\"" + svg_px(y + 3) + "\" width=\"" + svg_px(w) +
@@ -117,7 +143,8 @@ std::string stacked_bar_chart_svg(const std::string& title, const std::string& u
   }
   if (hi == 0) hi = 1;
   size_t longest = 8;
-  for (const auto& b : bars) longest = std::max(longest, shorten(b.label).size());
+  const std::vector<std::string> drawn = drawn_labels(bars);
+  for (const auto& l : drawn) longest = std::max(longest, l.size());
   const double label_width = 12 + kCharWidth * static_cast<double>(longest);
   const auto w = [&](double v) { return v / hi * kPlotWidth; };
   const double top = kTop + kLegend, axis_y = top + kRow * static_cast<double>(bars.size());
@@ -133,7 +160,7 @@ std::string stacked_bar_chart_svg(const std::string& title, const std::string& u
     const StackedBar& b = bars[i];
     const double y = top + kRow * static_cast<double>(i), mid = y + kRow / 2;
     out += "<text class=\"lbl\" x=\"" + svg_px(label_width - 6) + "\" y=\"" + svg_px(mid + 4) + "\">" +
-           html_escape(shorten(b.label)) + "</text>";
+           html_escape(drawn[i]) + "</text>";
     double at = 0, total = 0;
     for (size_t p = 0; p < b.parts.size() && p < part_names.size(); ++p) {
       const double v = b.parts[p];

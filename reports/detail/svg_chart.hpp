@@ -13,13 +13,16 @@ namespace mlsb::reports::detail {
 struct Bar {
   std::string label;  ///< plain text; escaped by the chart
   double value = 0, lo = 0, hi = 0;
+  std::string group;  ///< the family the case belongs to ("lossless"); "" = none
 };
 
 /// An <svg> element (role="img") titled `title`; the axis spans 0 and every bar's value and CI, or, with
 /// `log_scale` and every value positive, the whole decades around them on a log10 scale (for values
 /// spanning 10x or more: compression ratios of 1.1 and 16). Non-finite values are drawn as empty rows. The
 /// label column is as wide as the longest label (up to 96 characters; a longer one keeps its start and end
-/// around an ellipsis); each bar's hover title holds its full label.
+/// around an ellipsis, unless two labels would then read alike: then all are whole); each bar's hover
+/// title holds its full label. Where a bar's group differs from the
+/// bar before it, a row naming the group (class "grp") comes first: give the bars sorted by group.
 std::string bar_chart_svg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars,
                           bool log_scale = false);
 

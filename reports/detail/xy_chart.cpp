@@ -39,12 +39,13 @@ struct Range {
 struct Frame {
   Range x, y;
   std::vector<double> x_ticks, y_ticks;
-  bool log2_x = false;
+  bool log2_x = false, log10_y = false;  // the ticks and ranges are then in log units
   double sx(double v) const {
     const double t = log2_x ? std::log2(v) : v;
     return kXyLeft + (t - x.lo) / (x.hi - x.lo) * kXyPlotW;
   }
-  double sy(double v) const { return kXyTop + (y.hi - v) / (y.hi - y.lo) * kXyPlotH; }
+  double py(double t) const { return kXyTop + (y.hi - t) / (y.hi - y.lo) * kXyPlotH; }  // t in tick units
+  double sy(double v) const { return py(log10_y ? std::log10(v) : v); }
 };
 
 Range span(const std::vector<double>& ticks) {
@@ -68,10 +69,10 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
   std::string out;
   const double bottom = kXyTop + kXyPlotH;
   for (double t : f.y_ticks) {
-    const std::string y = svg_px(f.sy(t));
+    const std::string y = svg_px(f.py(t));
     out += "<path class=\"grid\" d=\"M" + svg_px(kXyLeft) + " " + y + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
-    out += "<text class=\"tick end\" x=\"" + svg_px(kXyLeft - 4) + "\" y=\"" + svg_px(f.sy(t) + 4) + "\">" +
-           html_escape(tick_label(t)) + "</text>";
+    out += "<text class=\"tick end\" x=\"" + svg_px(kXyLeft - 4) + "\" y=\"" + svg_px(f.py(t) + 4) + "\">" +
+           html_escape(tick_label(f.log10_y ? std::pow(10, t) : t)) + "</text>";
   }
   for (double t : f.x_ticks) {
     const double x = kXyLeft + (t - f.x.lo) / (f.x.hi - f.x.lo) * kXyPlotW;
@@ -84,7 +85,7 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
          html_escape(x_label + (f.log2_x ? " (log2 scale)" : "")) + "</text>";
   const std::string yl = svg_px(14), ym = svg_px(kXyTop + kXyPlotH / 2);
   out += "<text class=\"tick mid\" x=\"" + yl + "\" y=\"" + ym + "\" transform=\"rotate(-90 " + yl + " " + ym + ")\">" +
-         html_escape(y_label) + "</text>";
+         html_escape(y_label + (f.log10_y ? " (log scale)" : "")) + "</text>";
   return out;
 }
 
@@ -93,17 +94,20 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks, bool integers) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) return {0, 1};
   if (hi < lo) std::swap(lo, hi);
-  if (hi == lo) {
-    const double d = lo == 0 ? 1 : std::fabs(lo) * 0.1;
+  const double size = std::max(std::fabs(lo), std::fabs(hi));
+  if (hi - lo <= 1e-9 * size || hi == lo) {  // one value (or values apart by rounding only): a span around it
+    const double d = size == 0 ? 1 : size * 0.1;
     lo -= d, hi += d;
   }
+  if (!std::isfinite(hi - lo)) return {lo, hi};  // beyond what a step can cover: the ends alone
   const double raw = (hi - lo) / std::max(1, max_ticks - 1);
   const double mag = std::pow(10, std::floor(std::log10(raw)));
   const double norm = raw / mag;
   const double nice = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
   const double step = integers ? std::max(1.0, nice) : nice;
-  std::vector<double> ticks;
   const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  if (!(last - first >= 1 && last - first <= 100)) return {lo, hi};
+  std::vector<double> ticks;
   for (double k = first; k <= last; ++k) {
     const double v = k * step;
     ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
@@ -202,8 +206,13 @@ std::string scatter_chart_svg(const std::string& title, const std::string& x_lab
   if (!std::isfinite(x0)) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   Frame f;
   f.x_ticks = nice_ticks(std::min(0.0, x0), x1, 7);
-  f.y_ticks = nice_ticks(std::min(0.0, y0), y1, 6);
   f.x = span(f.x_ticks);
+  f.log10_y = y0 > 0 && y1 / y0 >= 10;  // ratios of 1.1 and 16: the small ones stay apart
+  if (f.log10_y) {
+    for (double e = std::floor(std::log10(y0)); e <= std::ceil(std::log10(y1)) + 1e-9; ++e) f.y_ticks.push_back(e);
+  } else {
+    f.y_ticks = nice_ticks(std::min(0.0, y0), y1, 6);
+  }
   f.y = span(f.y_ticks);
   const std::vector<size_t> front = pareto_frontier(points, x_higher, y_higher);
   std::vector<bool> on_front(points.size());
@@ -214,6 +223,10 @@ std::string scatter_chart_svg(const std::string& title, const std::string& x_lab
   for (size_t i : front)
     path += (path.empty() ? "M" : "L") + svg_px(f.sx(points[i].x)) + " " + svg_px(f.sy(points[i].y));
   if (front.size() > 1) out += "<path class=\"frontier\" d=\"" + path + "\"/>";
+  struct Placed {
+    double x0, x1, y;
+  };
+  std::vector<Placed> placed;  // labels drawn so far: a label moves above or below its point to miss them
   for (size_t i = 0; i < points.size(); ++i) {
     const ScatterPoint& p = points[i];
     if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
@@ -224,8 +237,17 @@ std::string scatter_chart_svg(const std::string& title, const std::string& x_lab
            "</title>";
     out += std::string("<circle class=\"pt") + (on_front[i] ? " front" : " other") + "\" cx=\"" + svg_px(cx) +
            "\" cy=\"" + svg_px(cy) + "\" r=\"3.5\"/>";
-    out += "<text class=\"lbl start\" x=\"" + svg_px(cx + 6) + "\" y=\"" + svg_px(cy - 5) + "\">" +
-           html_escape(p.label) + "</text></g>";
+    const double lx0 = cx + 6, lx1 = lx0 + 7.0 * static_cast<double>(p.label.size());
+    double ly = cy - 5;
+    for (double dy : {-5.0, 9.0, -19.0, 23.0, -33.0, 37.0, -47.0, 51.0}) {
+      ly = cy + dy;
+      if (std::none_of(placed.begin(), placed.end(),
+                       [&](const Placed& q) { return std::fabs(q.y - ly) < 12 && q.x0 < lx1 && lx0 < q.x1; }))
+        break;
+    }
+    placed.push_back({lx0, lx1, ly});
+    out += "<text class=\"lbl start\" x=\"" + svg_px(lx0) + "\" y=\"" + svg_px(ly) + "\">" + html_escape(p.label) +
+           "</text></g>";
   }
   return out + "</svg>";
 }

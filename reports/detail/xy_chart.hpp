@@ -21,7 +21,8 @@ struct XyOptions {
 
 /// "Nice" tick values (steps of 1, 2 or 5 times a power of ten) covering [lo, hi] (the first at or below
 /// lo, the last at or above hi), about `max_ticks` of them; with `integers`, steps of at least 1 (for
-/// steps, experts). lo == hi is widened by 10% of it (1 at 0) on each side.
+/// steps, experts). A single value (or values apart by rounding only) is widened by 10% of it (1 at 0)
+/// on each side; never fewer than 2 ticks nor more than about 100 (non-finite input gives {0, 1}).
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks = 6, bool integers = false);
 
 /// An <svg> chart (class "chart", role="img") of `points` (x, y) in the given order, titled `title`,
@@ -42,7 +43,9 @@ struct ScatterPoint {
 std::vector<size_t> pareto_frontier(const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher);
 
 /// An <svg> scatter chart of `points`, each labelled, with the Pareto frontier joined by a line (class
-/// "frontier") and its points filled (class "pt front"); the others are hollow (class "pt").
+/// "frontier") and its points filled (class "pt front"); the others are hollow (class "pt"). y is on a
+/// log10 scale when positive and spanning 10x or more; a label moves above or below its point to miss
+/// the labels drawn before it.
 std::string scatter_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
                               const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher);
 

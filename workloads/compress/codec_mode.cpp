@@ -44,6 +44,8 @@ class CodecBench final : public ModeBench {
  public:
   void setup(State& state) override {
     config_ = codec_config(state);
+    // The report keeps a family's bars together: the 1.0-1.5x lossless ratios apart from the lossy ones.
+    state.add_item("group", {{"name", is_lossless(config_.name) ? "lossless codecs" : "lossy codecs"}});
     input_ = case_input(state, state.comm().rank());
     link_gbps_ = state.get_float("link_gbps");
     gpu_ = state.backend() == "cuda";

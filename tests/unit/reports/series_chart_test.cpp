@@ -71,6 +71,12 @@ TEST(XyChart, NiceTicksCoverTheRangeInRoundSteps) {
   EXPECT_THAT(rounded(detail::nice_ticks(0, 3, 8, /*integers=*/true)), testing::ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(rounded(detail::nice_ticks(5, 5, 3)), testing::ElementsAre(4.5, 5, 5.5));  // a span around one value
   EXPECT_THAT(rounded(detail::nice_ticks(0, 0, 3)), testing::ElementsAre(-1, 0, 1));
+  // Values apart by rounding only (0.3 and 0.1 + 0.2) are one value, not 10^16 ticks; huge spans and
+  // non-finite ends give a few ticks.
+  EXPECT_THAT(rounded(detail::nice_ticks(0.3, 0.1 + 0.2, 3)), testing::ElementsAre(0.25, 0.3, 0.35));
+  EXPECT_LE(detail::nice_ticks(-1e308, 1e308).size(), 100u);
+  EXPECT_GE(detail::nice_ticks(-1e308, 1e308).size(), 2u);
+  EXPECT_THAT(detail::nice_ticks(NAN, 1), testing::ElementsAre(0, 1));
 }
 
 TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
@@ -157,9 +163,11 @@ TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {
   d.run.uuid = "u";
   const std::vector<std::tuple<std::string, double, double>> codecs = {
       {"zstd", 1.4, 0.8}, {"lz4", 1.1, 2.5}, {"topk", 16.7, 0.5}, {"none", 1.0, 9.0}, {"slow", 1.05, 0.1}};
-  for (const auto& [codec, ratio, gbps] : codecs)
+  for (const auto& [codec, ratio, gbps] : codecs) {
     d.cases.push_back(test::make_case("compress", {{"codec", codec}},
                                       {{"ratio", {ratio, ratio}}, {"compress_gbps", {gbps, gbps * 1.01}}}));
+    d.cases.back().items.push_back({"group", {{"name", codec == "topk" ? "lossy" : "lossless"}}});
+  }
   d.cases.push_back(test::make_case("moe_train", {{"experts", 8}},
                                     {{"step_ms", {10.0, 10.0}},
                                      {"forward_ms", {3.0, 3.0}},
@@ -181,6 +189,13 @@ TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {
   EXPECT_THAT(html.substr(slow, html.find("</title>", slow) - slow), testing::Not(testing::HasSubstr("frontier")));
   EXPECT_THAT(html, testing::HasSubstr("codec=none: compress_gbps (GB/s) 9.045, ratio (ratio) 1.000 (on the Pareto"));
   EXPECT_THAT(html, testing::HasSubstr("ratio (ratio), higher is better: median per case, 95% CI, log scale"));
+  // The families apart: the lossless codecs' bars, then topk's under "lossy".
+  const size_t ratio_chart = html.find("<title>compress ratio</title>");
+  ASSERT_NE(ratio_chart, std::string::npos);
+  const std::string svg = html.substr(ratio_chart, html.find("</svg>", ratio_chart) - ratio_chart);
+  EXPECT_LT(svg.find(">lossless</text>"), svg.find(">codec=zstd</text>"));
+  EXPECT_LT(svg.find(">codec=slow</text>"), svg.find(">lossy</text>"));
+  EXPECT_LT(svg.find(">lossy</text>"), svg.find(">codec=topk</text>"));
   EXPECT_THAT(html, testing::HasSubstr("<figcaption>step_ms split into its parts (ms, medians per case)"));
   EXPECT_THAT(html, testing::HasSubstr("moe_train: optimizer_ms 1.000 ms"));
   EXPECT_THAT(html, testing::HasSubstr(">other</text>"));  // the legend names the remainder (1 ms of 10)
@@ -203,9 +218,16 @@ TEST(ChartLabels, NameWhatDiffersAndStayDistinct) {
             (std::vector<std::string>{"toolbench", "toolbench/agent=heuristic"}));
   // Long labels keep both ends: two that differ only at the end stay apart.
   const std::string common(150, 'a');
-  const std::string svg = detail::bar_chart_svg("t", "ms", {{common + "=1", 1, 1, 1}, {common + "=2", 2, 2, 2}});
+  const std::string svg =
+      detail::bar_chart_svg("t", "ms", {{common + "=1", 1, 1, 1, ""}, {common + "=2", 2, 2, 2, ""}});
   EXPECT_NE(svg.find("…" + std::string(45, 'a') + "=1</text>"), std::string::npos) << svg;
   EXPECT_NE(svg.find("…" + std::string(45, 'a') + "=2</text>"), std::string::npos) << svg;
+  // Two that differ only in the middle are drawn whole rather than alike.
+  const std::string left(60, 'l'), right(60, 'r');
+  const std::string middle =
+      detail::bar_chart_svg("t", "ms", {{left + "1" + right, 1, 1, 1, ""}, {left + "2" + right, 2, 2, 2, ""}});
+  EXPECT_NE(middle.find(">" + left + "1" + right + "</text>"), std::string::npos) << middle;
+  EXPECT_NE(middle.find(">" + left + "2" + right + "</text>"), std::string::npos) << middle;
 }
 
 }  // namespace

@@ -113,6 +113,27 @@ TEST(StoreTest, ACaseInFlightOfADeadRunIsInterruptedWithItsItems) {
   EXPECT_GT(read.cases[1].finished_at, 0);
 }
 
+// A case left "running" in a run that ended (its finish could not be stored) is settled as interrupted
+// by the next store opened, read-only included; its items stay.
+TEST(StoreTest, ACaseLeftRunningInAFinishedRunIsInterrupted) {
+  TempDir tmp;
+  RunData d = fixture_run();
+  {
+    Store store(tmp / "r.db");
+    d.run.status = "running";
+    store.begin_run(d.run);
+    CaseRecord c = d.cases.back();
+    store.begin_case(d.run.id, c);
+    store.add_items(c.id, c.items);
+    store.finish_run(d.run.id, "failed");
+  }
+  const RunData read = Store(tmp / "r.db", /*read_only=*/true).load_run(d.run.id);
+  EXPECT_EQ(read.run.status, "failed");
+  ASSERT_EQ(read.cases.size(), 1u);
+  EXPECT_EQ(read.cases[0].status, "interrupted");
+  EXPECT_EQ(read.cases[0].items.size(), 3u);
+}
+
 // A path or an input file can put any bytes into parameters, reasons and items: the store keeps the
 // case (invalid UTF-8 in JSON columns as U+FFFD) and every report renders, JSON included.
 TEST(StoreTest, KeepsCasesWithInvalidUtf8AndEveryReportRenders) {
