@@ -176,11 +176,11 @@ std::string render_html(const History& h) {
                              signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + sha10(r)});
       }
     }
-    const std::string caption = s.name + " — " + s.metric + (s.unit.empty() ? "" : " (" + s.unit + ")") + ", " +
+    const std::string caption = s.name + " — " + detail::metric_with_unit(s.metric, s.unit) + ", " +
                                 std::string(to_string(s.better)) + " is better" +
                                 (h.detected ? ": " + verdict(h, s) : std::string());
-    out += "<figure><figcaption>" + detail::html_escape(caption) + "</figcaption>" +
-           detail::history_chart_svg(s.name + " " + s.metric, s.unit, marks, levels, steps) + "</figure>\n";
+    out += detail::html_figure(caption,
+                               detail::history_chart_svg(s.name + " " + s.metric, s.unit, marks, levels, steps));
   }
   out += "</section>\n</body></html>\n";
   return out;

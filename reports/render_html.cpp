@@ -18,8 +18,7 @@ namespace {
 void series_charts(std::string& out, const CaseRecord& c, const std::string& name) {
   for (const SeriesChart& s : collect_series(c)) {
     const std::string caption = s.caption + " of " + name + " (" + std::to_string(s.points.size()) + " points)";
-    out += "<figure><figcaption>" + html_escape(caption) + "</figcaption>" +
-           line_chart_svg(caption, s.x_label, s.y_label, s.points, s.options) + "</figure>\n";
+    out += html_figure(caption, line_chart_svg(caption, s.x_label, s.y_label, s.points, s.options));
   }
 }
 
@@ -41,8 +40,8 @@ void agents_side_by_side(std::string& out, const WorkloadGroup& g) {
     by_category["all categories"].push_back({c.name, all, all, all, ""});
   }
   for (const auto& [category, bars] : by_category)
-    out += "<figure><figcaption>" + html_escape("pass rate, " + category + " (higher is better)") + "</figcaption>" +
-           bar_chart_svg(g.workload + " pass rate " + category, "ratio", bars) + "</figure>\n";
+    out += html_figure("pass rate, " + category + " (higher is better)",
+                       bar_chart_svg(g.workload + " pass rate " + category, "ratio", bars));
 }
 
 void task_tables(std::string& out, const CaseRecord& c, const std::string& name) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "reports/detail/html_page.hpp"
 #include "reports/detail/svg_chart.hpp"
 #include "reports/detail/xy_chart.hpp"
 
@@ -33,14 +34,6 @@ const Breakdown kBreakdowns[] = {
 
 const SummaryRow* ok_summary(const CaseRecord& c, const std::string& metric) {
   return c.status == "ok" ? find_summary(c, metric) : nullptr;
-}
-
-std::string with_unit(const std::string& metric, const std::string& unit) {
-  return metric + (unit.empty() ? "" : " (" + unit + ")");
-}
-
-std::string figure(const std::string& caption, const std::string& svg) {
-  return "<figure><figcaption>" + html_escape(caption) + "</figcaption>" + svg + "</figure>\n";
 }
 
 std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -85,12 +78,12 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       if (points.size() < 3) continue;
       std::sort(points.begin(), points.end());
       const auto& [metric, others] = key;
-      const std::string caption = with_unit(metric, units[key]) + " against " + axis + (log_x ? " (log2 scale)" : "") +
-                                  (others.empty() ? "" : ", " + others);
+      const std::string caption = metric_with_unit(metric, units[key]) + " against " + axis +
+                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others);
       XyOptions options;
       options.log2_x = log_x;
-      out += figure(caption,
-                    line_chart_svg(g.workload + " " + caption, axis, with_unit(metric, units[key]), points, options));
+      out += html_figure(caption, line_chart_svg(g.workload + " " + caption, axis, metric_with_unit(metric, units[key]),
+                                                 points, options));
     }
   }
 }
@@ -108,11 +101,11 @@ void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
       points.push_back({labels[i], x->stats.median, y->stats.median});
     }
     if (points.size() < 3) continue;
-    const std::string x_label = with_unit(t.x, sx->unit), y_label = with_unit(t.y, sy->unit);
+    const std::string x_label = metric_with_unit(t.x, sx->unit), y_label = metric_with_unit(t.y, sy->unit);
     const std::string caption =
         std::string(t.what) + ": " + y_label + " against " + x_label + " (medians; the Pareto frontier joined)";
-    out += figure(caption, scatter_chart_svg(g.workload + " " + caption, x_label, y_label, points,
-                                             sx->better == Better::Higher, sy->better == Better::Higher));
+    out += html_figure(caption, scatter_chart_svg(g.workload + " " + caption, x_label, y_label, points,
+                                                  sx->better == Better::Higher, sy->better == Better::Higher));
   }
 }
 
@@ -143,7 +136,7 @@ void breakdown_charts(std::string& out, const WorkloadGroup& g) {
     }
     if (bars.empty()) continue;
     const std::string caption = std::string(b.total) + " split into its parts (" + unit + ", medians per case)";
-    out += figure(caption, stacked_bar_chart_svg(g.workload + " " + caption, unit, names, bars));
+    out += html_figure(caption, stacked_bar_chart_svg(g.workload + " " + caption, unit, names, bars));
   }
 }
 
@@ -178,9 +171,9 @@ void metric_charts(std::string& out, const WorkloadGroup& g) {
         if (std::isfinite(v)) smallest = std::min(smallest, v);
     }
     const bool log_scale = lo > 0 && smallest > 0 && hi / lo >= 10;
-    const std::string caption = with_unit(metric, unit) + ", " + std::string(to_string(better)) +
+    const std::string caption = metric_with_unit(metric, unit) + ", " + std::string(to_string(better)) +
                                 " is better: median per case, 95% CI" + (log_scale ? ", log scale" : "");
-    const std::string chart = figure(caption, bar_chart_svg(g.workload + " " + metric, unit, bars, log_scale));
+    const std::string chart = html_figure(caption, bar_chart_svg(g.workload + " " + metric, unit, bars, log_scale));
     if (primary.count(metric)) {
       out += chart;
     } else {

@@ -50,4 +50,8 @@ std::string html_meta_table(const std::vector<std::pair<std::string, std::string
   return out;
 }
 
+std::string html_figure(const std::string& caption, const std::string& svg) {
+  return "<figure><figcaption>" + html_escape(caption) + "</figcaption>" + svg + "</figure>\n";
+}
+
 }  // namespace mlsb::reports::detail

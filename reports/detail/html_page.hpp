@@ -10,6 +10,9 @@ namespace mlsb::reports::detail {
 /// Everything up to and including "<body>\n", titled `title` (escaped here).
 std::string html_page_head(const std::string& title);
 
+/// "<figure><figcaption>caption</figcaption>svg</figure>\n", the caption escaped: every chart of ours.
+std::string html_figure(const std::string& caption, const std::string& svg);
+
 /// "<table class=\"meta\">" of (field, value) rows, escaped.
 std::string html_meta_table(const std::vector<std::pair<std::string, std::string>>& rows);
 

@@ -24,6 +24,10 @@ std::string fmt_num(double v, int sig) {
   return buf;
 }
 
+std::string metric_with_unit(const std::string& metric, const std::string& unit) {
+  return unit.empty() ? metric : metric + " (" + unit + ")";
+}
+
 std::string fmt_interval(double lo, double hi) { return "[" + fmt_num(lo) + ", " + fmt_num(hi) + "]"; }
 
 nlohmann::ordered_json json_number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }

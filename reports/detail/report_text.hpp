@@ -14,6 +14,8 @@ namespace mlsb::reports::detail {
 /// `v` with `sig` significant digits, plain notation for 1e-3 <= |v| < 1e6, else %g style;
 /// "n/a" for NaN/inf.
 std::string fmt_num(double v, int sig = 4);
+/// "metric (unit)", or the metric alone when the unit is empty: table headers and chart captions.
+std::string metric_with_unit(const std::string& metric, const std::string& unit);
 /// "[lo, hi]" with fmt_num.
 std::string fmt_interval(double lo, double hi);
 /// `v` as a JSON number; null for NaN/inf, which JSON cannot hold.

@@ -34,7 +34,7 @@ Table metrics_table(const WorkloadGroup& g) {
   Table t{{"case"}, {}, {}, {false}, {true}};
   if (g.metrics.empty()) return t;
   for (const auto& [metric, unit] : g.metrics) {
-    t.header.push_back(unit.empty() ? metric : metric + " (" + unit + ")");
+    t.header.push_back(metric_with_unit(metric, unit));
     t.numeric.push_back(true);
     t.text.push_back(false);
   }
