@@ -1,5 +1,8 @@
 #include "harness/axes.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "harness/suite.hpp"
 
 namespace mlsb {
@@ -50,6 +53,17 @@ Axis data_axis(Axis axis) {
 
 std::filesystem::path input_path(const State& state, const char* axis) {
   return expand_placeholders(state.get_string(axis));
+}
+
+std::vector<Metric> select_metrics(const std::vector<Metric>& vocabulary,
+                                   std::initializer_list<std::string_view> names) {
+  std::vector<Metric> out;
+  for (const auto name : names) {
+    const auto it = std::find_if(vocabulary.begin(), vocabulary.end(), [&](const Metric& m) { return m.name == name; });
+    if (it == vocabulary.end()) throw std::logic_error("no metric '" + std::string(name) + "' in the vocabulary");
+    out.push_back(*it);
+  }
+  return out;
 }
 
 }  // namespace mlsb

@@ -1,7 +1,9 @@
 #pragma once
 // Builders for the axes workloads declare in info(), and the reader of path axes.
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/workload.hpp"
@@ -21,6 +23,11 @@ Axis path_axis(std::string name, std::string def, std::string help, std::vector<
 
 /// `axis` marked as a data axis (Axis::data): cases that differ only in other axes get the same input.
 Axis data_axis(Axis axis);
+
+/// The metrics of `vocabulary` named by `names`, in that order: a family of benchmarks declares each metric
+/// once and every benchmark picks its own. Throws std::logic_error naming a name not in the vocabulary.
+std::vector<Metric> select_metrics(const std::vector<Metric>& vocabulary,
+                                   std::initializer_list<std::string_view> names);
 
 /// The path a path axis names (the plan made it absolute or ${source_dir}/${shared_dir}-based).
 std::filesystem::path input_path(const State& state, const char* axis);

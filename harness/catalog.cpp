@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/alias.hpp"
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
 #include "harness/text.hpp"
@@ -13,9 +14,13 @@ namespace mlsb {
 nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs) {
   nlohmann::json out;
   out["workloads"] = nlohmann::json::array();
+  out["aliases"] = nlohmann::json::object();
   for (const auto& name : workload_names()) {
     const WorkloadInfo info = make_workload(name)->info();
-    nlohmann::json w{{"name", info.name}, {"description", info.description}, {"primary_metric", info.primary_metric}};
+    nlohmann::json w{{"name", info.name},
+                     {"family", workload_family(info.name)},
+                     {"description", info.description},
+                     {"primary_metric", info.primary_metric}};
     w["axes"] = nlohmann::json::array();
     for (const auto& a : info.axes) {
       nlohmann::json axis{{"name", a.name}, {"type", to_string(a.type)}, {"help", a.help}};
@@ -32,6 +37,12 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
       w["metrics"].push_back({{"name", m.name}, {"unit", m.unit}, {"better", to_string(m.better)}, {"help", m.help}});
     w["examples"] = info.examples;
     out["workloads"].push_back(w);
+    const std::string family = workload_family(info.name);
+    if (const WorkloadAlias* alias = find_alias(family); alias && !out["aliases"].contains(family)) {
+      nlohmann::json targets = nlohmann::json::object();
+      for (const auto& [value, target] : alias->targets) targets[value] = target;
+      out["aliases"][family] = {{"axis", alias->axis}, {"default", alias->default_value}, {"targets", targets}};
+    }
   }
   out["suites"] = nlohmann::json::array();
   for (const auto& file : find_suites(suite_dirs)) {
@@ -53,16 +64,27 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
 
 nlohmann::json workload_catalog(const nlohmann::json& catalog, const std::string& workload) {
   nlohmann::json out{{"workloads", nlohmann::json::array()}, {"suites", nlohmann::json::array()}};
-  std::vector<std::string> names;
+  std::vector<std::string> names, picked;
   for (const auto& w : catalog["workloads"]) {
     names.push_back(w["name"].get<std::string>());
-    if (w["name"] == workload) out["workloads"].push_back(w);
+    if (w["name"] == workload || w.value("family", "") == workload) {
+      out["workloads"].push_back(w);
+      picked.push_back(names.back());
+    }
   }
-  if (out["workloads"].empty())
+  if (out["workloads"].empty()) {
+    if (catalog.contains("aliases"))
+      for (const auto& [family, alias] : catalog["aliases"].items()) names.push_back(family);
+    std::sort(names.begin(), names.end());
     throw std::invalid_argument("unknown workload '" + workload + "' (workloads: " + join(names, ", ") + ")" +
                                 did_you_mean(workload, names));
+  }
+  if (catalog.contains("aliases") && catalog["aliases"].contains(workload))
+    out["aliases"][workload] = catalog["aliases"][workload];
   for (const auto& s : catalog["suites"])
-    if (s.contains("workloads") && std::find(s["workloads"].begin(), s["workloads"].end(), workload) != s["workloads"].end())
+    if (s.contains("workloads") && std::any_of(picked.begin(), picked.end(), [&](const std::string& name) {
+          return std::find(s["workloads"].begin(), s["workloads"].end(), name) != s["workloads"].end();
+        }))
       out["suites"].push_back(s);
   return out;
 }
@@ -70,7 +92,24 @@ nlohmann::json workload_catalog(const nlohmann::json& catalog, const std::string
 std::string catalog_text(const nlohmann::json& c) {
   std::ostringstream o;
   o << "Workloads:\n";
+  std::string family;
   for (const auto& w : c["workloads"]) {
+    // A family of benchmarks (names "family.benchmark") gets a heading naming its members and its alias.
+    if (const std::string f = w.value("family", ""); f != w["name"] && f != family) {
+      std::vector<std::string> members;
+      for (const auto& m : c["workloads"])
+        if (m.value("family", "") == f) members.push_back(m["name"].get<std::string>());
+      o << "\n" << f << ": " << join(members, ", ");
+      if (c.contains("aliases") && c["aliases"].contains(f)) {
+        const auto& a = c["aliases"][f];
+        std::vector<std::string> values;
+        for (const auto& [value, target] : a["targets"].items()) values.push_back(value);
+        o << " (`" << f << "` runs " << a["targets"][a["default"].get<std::string>()].get<std::string>()
+          << "; `" << f << " -p " << a["axis"].get<std::string>() << "=" << join(values, "|") << "` picks one)";
+      }
+      o << "\n";
+    }
+    family = w.value("family", "");
     o << "\n  " << w["name"].get<std::string>() << " — " << w["description"].get<std::string>() << "\n";
     o << "    axes:\n";
     for (const auto& a : w["axes"]) {

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backends/comm/mpi_env.hpp"
+#include "harness/alias.hpp"
 #include "harness/catalog.hpp"
 #include "harness/environment.hpp"
 #include "harness/machine_key.hpp"
@@ -109,6 +110,16 @@ std::string join_argv(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Runs stored before a workload became a family of benchmarks read back under the benchmarks' names.
+  mlsb::reports::set_case_renamer([](std::string& workload, nlohmann::json& params, std::string& key,
+                                     std::string& label) {
+    if (auto name = mlsb::rename_stored_case(workload, params, label)) {
+      workload = std::move(name->workload);
+      params = std::move(name->params);
+      key = std::move(name->params_key);
+      label = std::move(name->label);
+    }
+  });
   CLI::App app{"mlsysbench: benchmarks and agent-tool evaluation for large-model systems.\n"
                "Results go to an SQLite store (--db, $MLSB_DB, default ./mlsysbench.db)."};
   app.require_subcommand(1);

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/alias.hpp"
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
 #include "harness/text.hpp"
@@ -166,7 +167,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   };
   std::vector<Entry> entries;
   Plan plan;
-  const auto known = workload_names();
+  const auto known = runnable_names();
   std::optional<std::filesystem::path> suite_file;
   if (is_suite_path(target)) {
     suite_file = std::filesystem::path(target);
@@ -193,10 +194,14 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
       entries.push_back({e.workload, e.params, e.runner, own_runner ? e.expected_s : -1});
   } else {
     plan.suite = std::string(target);
-    entries.push_back({std::string(target), {}, {}, -1});
+    // An alias takes its mode axis and the axes of the benchmarks it picks from the command line.
+    for (auto& e : resolve_alias(plan.suite, find_alias(target) ? overrides : AxisOverrides{}))
+      entries.push_back({std::move(e.workload), std::move(e.params), {}, -1});
   }
 
   std::set<std::string> used;
+  if (!suite_file && find_alias(target))  // resolve_alias placed every override or threw
+    for (const auto& [axis, vals] : overrides) used.insert(axis);
   std::string all_axes;
   std::vector<std::string> axis_pool;  // every axis of the entries, for "did you mean"
   for (auto& e : entries) {
@@ -214,13 +219,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     for (const auto& [axis, vals] : e.params) given.insert(axis);
     const RunnerOverrides over = e.runner.merged(runner);
     for (auto& p : expand_axes(info, e.params)) {
-      RunnerDefaults base = info.runner;
-      for (const auto& w : info.runner_when)
-        if (p.count(w.axis) && to_string(p.at(w.axis)) == w.value) {
-          base = w.runner;
-          break;
-        }
-      const RunnerDefaults settings = over.apply(base);
+      const RunnerDefaults settings = over.apply(info.runner);
       for (const auto& axis : info.axes) {
         const std::string text = to_string(p.at(axis.name));
         if (axis.path && std::find(axis.choices.begin(), axis.choices.end(), text) == axis.choices.end())

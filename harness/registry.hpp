@@ -25,5 +25,5 @@ std::unique_ptr<Workload> make_workload(std::string_view name);
 #define MLSB_CONCAT(a, b) MLSB_CONCAT_INNER(a, b)
 /// Registers `Class` (default-constructible Workload) under the name its info() returns.
 #define MLSB_REGISTER_WORKLOAD(Class)                                                      \
-  static const bool MLSB_CONCAT(mlsb_registered_, __LINE__) = ::mlsb::register_workload( \
+  static const bool MLSB_CONCAT(mlsb_registered_, __COUNTER__) = ::mlsb::register_workload( \
       Class().info().name, [] { return std::unique_ptr<::mlsb::Workload>(new Class()); })

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -147,19 +148,26 @@ struct CaseContext {
       live_state = state.get();
       resolved_backend = resolve_backend(backend, *info, gpu_probe());
       state->set_backend(resolved_backend);
-      workload->setup(*state);
       try {
-        agree(kGo);
-        run_samples(*workload);
-        workload->verify(*state);
-      } catch (...) {
+        workload->setup(*state);
         try {
-          workload->teardown(*state);
+          agree(kGo);
+          run_samples(*workload);
+          workload->verify(*state);
         } catch (...) {
+          try {
+            workload->teardown(*state);
+          } catch (...) {
+          }
+          throw;
         }
-        throw;
+        workload->teardown(*state);
+      } catch (const std::bad_alloc&) {
+        // An allocation the machine cannot satisfy fails the case with what it needed, not "std::bad_alloc".
+        const std::string hint = workload->memory_hint(*state);
+        throw FailCase("out of memory: the case's buffers do not fit in this machine's memory" +
+                       (hint.empty() ? "" : " (" + hint + ")"));
       }
-      workload->teardown(*state);
     } catch (const Cancelled&) {
       throw;
     } catch (const PeerStopped&) {

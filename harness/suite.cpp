@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/alias.hpp"
 #include "harness/json_file.hpp"
 #include "harness/registry.hpp"
 #include "harness/text.hpp"
@@ -65,29 +66,18 @@ struct SuiteParser {
     error(where, "expected a string or number (or a list of them)");
   }
 
-  SuiteEntry entry(const json& obj, const std::string& where) const {
+  /// One entry of `cases`; an alias (a workload that became a family of benchmarks) gives one entry per
+  /// benchmark its mode axis picks.
+  std::vector<SuiteEntry> entries(const json& obj, const std::string& where) const {
     only_keys(obj, where, {"workload", "params", "runner", "expected_s"});
     if (!obj.contains("workload") || !obj["workload"].is_string()) error(where + ".workload", "expected a workload name");
-    SuiteEntry e;
-    e.workload = obj["workload"].get<std::string>();
-    std::unique_ptr<Workload> w;
-    try {
-      w = make_workload(e.workload);
-    } catch (const std::invalid_argument& ex) {
-      error(where + ".workload", ex.what());
-    }
-    const auto info = w->info();
+    const std::string workload = obj["workload"].get<std::string>();
+    AxisOverrides given;
     if (obj.contains("params")) {
       const auto& params = obj["params"];
       if (!params.is_object()) error(where + ".params", "expected an object of axis values");
       for (const auto& [axis_name, value] : params.items()) {
         const std::string at = where + ".params." + axis_name;
-        const Axis* axis = info.find_axis(axis_name);
-        if (!axis) {
-          std::vector<std::string> names;
-          for (const auto& a : info.axes) names.push_back(a.name);
-          error(at, "workload '" + e.workload + "' has no such axis (axes: " + join(names, ", ") + ")");
-        }
         std::vector<std::string> texts;
         if (value.is_array()) {
           if (value.empty()) error(at, "empty list of values");
@@ -96,6 +86,40 @@ struct SuiteParser {
         } else {
           texts.push_back(scalar_text(value, at));
         }
+        given[axis_name] = std::move(texts);
+      }
+    }
+    std::vector<WorkloadEntry> resolved;
+    try {
+      resolved = resolve_alias(workload, given);
+    } catch (const std::invalid_argument& ex) {
+      error(where + ".params", ex.what());
+    }
+    RunnerOverrides runner_over;
+    if (obj.contains("runner")) runner_over = runner(obj["runner"], where + ".runner");
+    double expected_s = -1;
+    if (obj.contains("expected_s")) {
+      const json& v = obj["expected_s"];
+      if (!v.is_number() || !(v.get<double>() >= 0)) error(where + ".expected_s", "expected a number of seconds >= 0");
+      expected_s = v.get<double>();
+    }
+    std::vector<SuiteEntry> out;
+    for (auto& r : resolved) {
+      std::unique_ptr<Workload> w;
+      try {
+        w = make_workload(r.workload);
+      } catch (const std::invalid_argument& ex) {
+        error(where + ".workload", ex.what());
+      }
+      const auto info = w->info();
+      for (const auto& [axis_name, texts] : r.params) {
+        const std::string at = where + ".params." + axis_name;
+        const Axis* axis = info.find_axis(axis_name);
+        if (!axis) {
+          std::vector<std::string> names;
+          for (const auto& a : info.axes) names.push_back(a.name);
+          error(at, "workload '" + r.workload + "' has no such axis (axes: " + join(names, ", ") + ")");
+        }
         for (const auto& t : texts) {
           try {
             for (const auto& v : parse_values(axis->type, t, axis->name)) validate_value(*axis, v);
@@ -103,16 +127,10 @@ struct SuiteParser {
             error(at, ex.what());
           }
         }
-        e.params[axis_name] = std::move(texts);
       }
+      out.push_back({std::move(r.workload), std::move(r.params), runner_over, expected_s});
     }
-    if (obj.contains("runner")) e.runner = runner(obj["runner"], where + ".runner");
-    if (obj.contains("expected_s")) {
-      const json& v = obj["expected_s"];
-      if (!v.is_number() || !(v.get<double>() >= 0)) error(where + ".expected_s", "expected a number of seconds >= 0");
-      e.expected_s = v.get<double>();
-    }
-    return e;
+    return out;
   }
 };
 
@@ -154,9 +172,10 @@ Suite load_suite(const std::filesystem::path& file) {
   if (!doc.contains("cases") || !doc["cases"].is_array() || doc["cases"].empty())
     p.error("cases", "expected a non-empty list of {\"workload\", \"params\", \"runner\"} entries");
   for (size_t i = 0; i < doc["cases"].size(); ++i) {
-    SuiteEntry e = p.entry(doc["cases"][i], "cases[" + std::to_string(i) + "]");
-    e.runner = common.merged(e.runner);
-    s.entries.push_back(std::move(e));
+    for (auto& e : p.entries(doc["cases"][i], "cases[" + std::to_string(i) + "]")) {
+      e.runner = common.merged(e.runner);
+      s.entries.push_back(std::move(e));
+    }
   }
   return s;
 }

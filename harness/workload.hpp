@@ -83,13 +83,6 @@ struct WorkloadInfo {
   std::vector<Metric> metrics;
   std::string primary_metric;  ///< the metric the stopping rule and regression gates use
   RunnerDefaults runner;
-  /// Runner defaults for the cases whose axis `axis` has the value `value` (a mode whose one sample is
-  /// a whole training run, say): the first match replaces `runner`; suite and CLI settings still apply.
-  struct RunnerWhen {
-    std::string axis, value;
-    RunnerDefaults runner;
-  };
-  std::vector<RunnerWhen> runner_when;
   /// Device backends the workload runs on ("cpu", "cuda"); the runner skips a case whose requested
   /// backend is not listed, and resolves "auto" to "cuda" when listed and a GPU is present, else "cpu".
   std::vector<std::string> backends = {"cpu"};
@@ -198,6 +191,9 @@ class Workload {
   virtual void sample(State&) = 0;
   virtual void verify(State&) {}
   virtual void teardown(State&) {}
+  /// What a case that ran out of host memory needed (its input's size, the axes to lower), appended to
+  /// the runner's "out of memory" reason when a step throws std::bad_alloc; "" adds nothing.
+  virtual std::string memory_hint(const State&) const { return ""; }
 };
 
 }  // namespace mlsb

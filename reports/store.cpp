@@ -229,6 +229,15 @@ Store::~Store() {
   sqlite3_close_v2(db_);
 }
 
+namespace {
+CaseRenamer& case_renamer() {
+  static CaseRenamer r;
+  return r;
+}
+}  // namespace
+
+void set_case_renamer(CaseRenamer renamer) { case_renamer() = std::move(renamer); }
+
 int Store::schema_version() { return detail::latest_schema_version(); }
 
 int64_t Store::begin_run(RunRecord& run) {
@@ -425,6 +434,7 @@ RunData Store::load_run(int64_t run_id) {
       c.finished_at = s.col_double(12);
       c.gpu = nlohmann::json::parse(s.col_text(13));
       c.throttled = s.col_int(14) != 0;
+      if (case_renamer()) case_renamer()(c.workload, c.params, c.params_key, c.label);
       index.emplace(c.id, data.cases.size());
       data.cases.push_back(std::move(c));
     }
@@ -492,7 +502,7 @@ RunData Store::load_run(int64_t run_id) {
 std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric) {
   std::string sql =
       "SELECT c.run_id, c.workload, c.params_key, c.label, c.backend, c.comm, c.ranks, c.primary_metric, "
-      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi "
+      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi, c.params_json "
       "FROM cases c JOIN summaries s ON s.case_id = c.id "
       "WHERE c.run_id IN (SELECT value FROM json_each(?1)) AND c.status = 'ok'";
   if (metric == "primary") sql += " AND s.metric = c.primary_metric";
@@ -520,6 +530,10 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
     p.median = s.col_double(13);
     p.ci_lo = s.col_double(14);
     p.ci_hi = s.col_double(15);
+    if (case_renamer()) {
+      nlohmann::json params = nlohmann::json::parse(s.col_text(16));
+      case_renamer()(p.workload, params, p.params_key, p.label);
+    }
     out.push_back(std::move(p));
   }
   return out;

@@ -2,6 +2,7 @@
 // The SQLite results store: schema, migrations, writes (one transaction per case) and queries.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -27,6 +28,15 @@ struct StoreError : std::runtime_error { using std::runtime_error::runtime_error
 /// schema is newer than this build understands (for a read-only store: not exactly the current one).
 /// Error messages name the file, the failed operation and SQLite's reason (never SQL text), e.g.
 /// "r.db: cannot insert case: database is locked".
+/// Renames a case stored under a name a later build replaced (a workload that became a family of
+/// benchmarks): may rewrite workload, params, params_key and label; leaves other cases alone.
+using CaseRenamer =
+    std::function<void(std::string& workload, nlohmann::json& params, std::string& params_key, std::string& label)>;
+/// Installs the renamer every Store of this process applies to the cases and history points it loads,
+/// so runs stored before a rename pair with runs stored after it (the application installs one built
+/// from the workload registry's aliases; none by default).
+void set_case_renamer(CaseRenamer renamer);
+
 class Store {
  public:
   /// Opening a store this user may write also marks "interrupted" (with the reason) every run left

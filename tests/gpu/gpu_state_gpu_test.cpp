@@ -54,7 +54,7 @@ TEST(GpuStateOnGpu, ReadsEveryVisibleGpuWithUuidAndClocks) {
 TEST(GpuStateOnGpu, ACudaCaseRecordsTheStateBeforeAndAfter) {
   SKIP_WITHOUT_GPU();
   CaseSpec spec;
-  spec.workload = "compress";
+  spec.workload = "compress.codec";
   const WorkloadInfo info = make_workload(spec.workload)->info();
   spec.params = expand_axes(info, {}).front();
   spec.params["codec"] = std::string("cast-fp16");

@@ -4,7 +4,7 @@
 #include "harness/axes.hpp"
 #include "harness/clock.hpp"
 #include "workloads/compress/inputs.hpp"
-#include "workloads/compress/modes.hpp"
+#include "workloads/compress/case_setup.hpp"
 
 namespace mlsb::compress {
 

@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/case_config.hpp"
 
 namespace mlsb::moe_train {
 

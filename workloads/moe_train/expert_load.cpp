@@ -1,7 +1,7 @@
 // The expert-load series of a case: one item per expert and the chart item that draws them as columns.
 #include <numeric>
 
-#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/case_config.hpp"
 
 namespace mlsb::moe_train {
 

@@ -72,7 +72,7 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   };
   test::write_file(dir / "bad.json", "{\"cases\": [ {\"workload\": ");
   const std::vector<Case> cases = {
-      {"run nosuch", "'nosuch' is neither a workload (compress, moe_offload, moe_train, toolbench"},
+      {"run nosuch", "'nosuch' is neither a workload (compress, compress.codec, compress.collective, compress.plan, moe_offload, moe_train, moe_train.layer, moe_train.lm, toolbench"},
       {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
@@ -93,9 +93,14 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"run toolbench -p agnet=oracle", "(did you mean 'agent'?)"},
       {"run toolbench -p agent=oracel", "(did you mean 'oracle'?)"},
       {"run compress -p elements=0", "axis 'elements': 0 is out of range"},
+      // An alias's mode axis names a benchmark; an axis of another benchmark of the family names its owner.
+      {"run compress -p mode=plna", "axis 'mode': 'plna' is not allowed (allowed: codec, collective, plan) (did you mean 'plan'?)"},
+      {"run compress -p collective=alltoall", "axis 'collective' is not an axis of compress.codec; it belongs to compress.collective (mode=collective)"},
+      {"run compress.plan -p codec=zstd", "workload 'compress.plan' has no axis 'codec'"},
       {"run toolbench -p agent=openai --dry-run", "agent 'openai' needs a model: -p model=NAME"},
       {"run toolbench -p agent=anthropic -p model=m -p base_url=ftp://x", "base_url 'ftp://x' is not an http"},
-      {"list compres", "unknown workload 'compres' (workloads: compress, moe_offload, moe_train, toolbench) (did you mean 'compress'?)"},
+      {"list compres", "unknown workload 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, moe_offload, "
+                        "moe_train, moe_train.layer, moe_train.lm, toolbench) (did you mean 'compress'?)"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(db + c.args);
@@ -193,9 +198,9 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   // A swept axis names every case of the sweep, the one at the default value included.
   EXPECT_THAT(full.err, AllOf(HasSubstr("[1/9] toolbench/agent=oracle  ok"), HasSubstr("[2/9] toolbench/agent=heuristic  ok"),
                               HasSubstr("pass_at_1"),
-                              HasSubstr("compress/codec=exponent,elements=1048576  ok"),
-                              HasSubstr("compress/codec=int8-block,elements=1048576  ok"),
-                              HasSubstr("moe_train/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr(",mode=lm,"),
+                              HasSubstr("compress.codec/codec=exponent,elements=1048576  ok"),
+                              HasSubstr("compress.codec/codec=int8-block,elements=1048576  ok"),
+                              HasSubstr("moe_train.layer/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr("moe_train.lm/batch=8,"),
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {

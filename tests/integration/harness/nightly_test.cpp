@@ -23,7 +23,7 @@ using test::shell_quote;
 
 // A few of the smoke suite's fastest cases (a codec on 1M elements, one expert-cache policy): two nightly
 // runs of them with 3 repetitions take a few seconds.
-constexpr const char* kFastCases = "^(compress/.*codec=int8-block|moe_offload/.*policy=lru)";
+constexpr const char* kFastCases = "^(compress.codec/.*codec=int8-block|moe_offload/.*policy=lru)";
 
 // The script's command line; under GitHub Actions it would add its summaries to the job's, so not here.
 std::string script(const std::string& args) {
@@ -145,7 +145,7 @@ TEST(Nightly, ARegressionConfirmedByTheReRunExits1) {
   EXPECT_EQ(confirm["cases"].size(), 2u);
   EXPECT_THAT(test::read_file(out / "summary.md"),
               AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"), HasSubstr("2 confirmed"),
-                    HasSubstr("`compress/codec=int8-block,elements=1048576`")));
+                    HasSubstr("`compress.codec/codec=int8-block,elements=1048576`")));
   // The confirming run stays out of the persistent store: it must never become a baseline.
   const auto confirm_in_store = test::run_cli(db, "report nightly-confirm --format json");
   EXPECT_NE(confirm_in_store.exit_code, 0) << confirm_in_store.out;

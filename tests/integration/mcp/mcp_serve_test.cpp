@@ -253,7 +253,7 @@ TEST(McpServe, TheOfficialSdkClientUsesItOverStdioAndHttp) {
     const json seen = json::parse(r.out);
     EXPECT_EQ(seen["server"]["name"], "mlsysbench");
     EXPECT_EQ(seen["tools"].size(), 6u);
-    EXPECT_NE(std::find(seen["workloads"].begin(), seen["workloads"].end(), "moe_train"), seen["workloads"].end());
+    EXPECT_NE(std::find(seen["workloads"].begin(), seen["workloads"].end(), "moe_train.layer"), seen["workloads"].end());
     EXPECT_TRUE(seen["missing_is_error"].get<bool>()) << seen;
   };
   check(mlsb::test::run_shell("node " + mlsb::test::shell_quote(script) + " stdio " + mlsb::test::shell_quote(mlsb::test::binary()) +

@@ -64,7 +64,7 @@ TEST(HistoryCli, DetectsAStepInImportedReportsAndFailsTheGate) {
   const fs::path step = imported_store(dir, "step.db", 30, [](int i) { return i >= 20 ? 1.10 : 1.0; });
   const auto r = run_cli(step, "history --detect --fail-on-regression");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("regression: compress/codec=zstd time_ms: +10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("regression: compress.codec/codec=zstd time_ms: +10"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("from run 21 (git c0ffee1019 -> c0ffee1020)"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("standing regressions of primary metrics"), std::string::npos) << r.out;
   const fs::path flat = imported_store(dir, "flat.db", 30, [](int) { return 1.0; });

@@ -186,18 +186,21 @@ TEST(ToolbenchWorkload, TimedOutCallsKeepTheirTimeAndStayOutOfTheLatencyPercenti
       R"({"command": "node", "args": [")" + (test::source_dir() / "tests/integration/mcp/fakes/never_answers.mjs").string() + R"("]})";
   test::write_file(dir / "servers.json", R"({"mcpServers": {"filesystem": )" + hang + R"(, "memory": )" + hang + "}}");
   const CaseResult r = run_case(
-      {{"servers", (dir / "servers.json").string()}, {"limit", int64_t{2}}, {"call_timeout_ms", int64_t{300}}});
+      {{"servers", (dir / "servers.json").string()}, {"limit", int64_t{2}}, {"call_timeout_ms", int64_t{1500}}});
   EXPECT_EQ(r.samples.count("call_latency_p50_ms"), 0u);
   EXPECT_EQ(r.samples.count("call_latency_p95_ms"), 0u);
-  int calls = 0;
+  // The timeout covers initialize too (trial.hpp): a server slower than it to start on a loaded machine
+  // fails its call at once, so only the calls its server started for are timed; at least one must be.
+  int timed = 0;
   for (const auto& [key, item] : r.items)
     for (const auto& call : item["calls"]) {
-      ++calls;
       EXPECT_FALSE(call["answered"].get<bool>()) << key;
-      EXPECT_GE(call["latency_ms"].get<double>(), 250.0) << key;
       EXPECT_TRUE(call["is_error"].get<bool>()) << key;
+      if (call.dump().find("cannot start server") != std::string::npos) continue;
+      ++timed;
+      EXPECT_GE(call["latency_ms"].get<double>(), 1450.0) << key << ": " << call.dump();
     }
-  EXPECT_GE(calls, 1);
+  EXPECT_GE(timed, 1);
 }
 
 TEST(ToolbenchWorkload, BadRecordsAndUnknownServersAreFailedItems) {

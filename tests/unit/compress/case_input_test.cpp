@@ -7,13 +7,13 @@
 #include "harness/plan.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
-#include "workloads/compress/modes.hpp"
+#include "workloads/compress/case_setup.hpp"
 
 namespace mlsb::compress {
 namespace {
 
 std::vector<uint8_t> input_of(const AxisOverrides& overrides) {
-  const WorkloadInfo info = make_workload("compress")->info();
+  const WorkloadInfo info = make_workload("compress.codec")->info();
   AxisOverrides o = overrides;
   o["elements"] = {o.count("elements") ? o["elements"].front() : "4096"};
   const Params params = expand_axes(info, o).front();

@@ -205,13 +205,13 @@ TEST(HarnessRunner, DataKeyHoldsOnlyTheDataAxes) {
   };
   EXPECT_EQ(key("moe_offload", "policy", "lru"), key("moe_offload", "policy", "belady"));
   EXPECT_NE(key("moe_offload", "zipf", 1.0), key("moe_offload", "zipf", 1.2));
-  EXPECT_EQ(key("moe_train", "drop_policy", "probs"), key("moe_train", "drop_policy", "position"));
-  EXPECT_NE(key("moe_train", "experts", int64_t{8}), key("moe_train", "experts", int64_t{16}));
-  EXPECT_EQ(key("compress", "codec", "exponent"), key("compress", "codec", "zstd"));
-  EXPECT_NE(key("compress", "elements", int64_t{1024}), key("compress", "elements", int64_t{2048}));
+  EXPECT_EQ(key("moe_train.layer", "drop_policy", "probs"), key("moe_train.layer", "drop_policy", "position"));
+  EXPECT_NE(key("moe_train.layer", "experts", int64_t{8}), key("moe_train.layer", "experts", int64_t{16}));
+  EXPECT_EQ(key("compress.codec", "codec", "exponent"), key("compress.codec", "codec", "zstd"));
+  EXPECT_NE(key("compress.codec", "elements", int64_t{1024}), key("compress.codec", "elements", int64_t{2048}));
   EXPECT_EQ(key("toolbench", "agent", "oracle"), key("toolbench", "agent", "heuristic"));
-  EXPECT_THAT(key("compress", "codec", "zstd"), ::testing::StartsWith("compress/"));
-  EXPECT_THAT(key("compress", "codec", "zstd"), ::testing::Not(HasSubstr("codec=")));
+  EXPECT_THAT(key("compress.codec", "codec", "zstd"), ::testing::StartsWith("compress.codec/"));
+  EXPECT_THAT(key("compress.codec", "codec", "zstd"), ::testing::Not(HasSubstr("codec=")));
 }
 
 }  // namespace

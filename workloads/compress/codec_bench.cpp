@@ -1,14 +1,16 @@
-// Mode `codec`: one codec's round trip on one tensor, on the CPU or (backend cuda) on the GPU.
+// compress.codec: one codec's round trip on one tensor, on the CPU or (backend cuda) on the GPU.
 #include <cmath>
 #include <cstring>
 #include <optional>
 
 #include "backends/comm/communicator.hpp"
+#include "harness/registry.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/exponent.hpp"
 #include "workloads/compress/gpu_codecs.hpp"
 #include "workloads/compress/link_model.hpp"
-#include "workloads/compress/modes.hpp"
+#include "workloads/compress/case_setup.hpp"
+#include "workloads/compress/family.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -40,8 +42,34 @@ bool all_finite(const Tensor& t) {
   return true;
 }
 
-class CodecBench final : public ModeBench {
+class CodecBench final : public Workload {
  public:
+  WorkloadInfo info() const override {
+    WorkloadInfo w;
+    w.name = "compress.codec";
+    w.description =
+        "One codec's round trip on one tensor (synthetic or from a .safetensors/.npy file), CPU or CUDA: "
+        "lossless exponent coding, zstd, lz4; casts, int8/fp8 block quantisers, top-k, random-k, PowerSGD; "
+        "ratio, GB/s, the exponent-entropy bound, the error of lossy codecs and a link model's break-even.";
+    w.axes = codec_axes();
+    for (auto& a : input_axes()) w.axes.push_back(std::move(a));
+    w.axes.push_back(link_axis());
+    w.metrics = family_metrics({"time_ms", "compress_gbps", "decompress_gbps", "ratio", "bits_per_element",
+                                "ideal_ratio", "ratio_vs_ideal", "break_even_gbps", "rel_l2_error", "max_abs_error",
+                                "snr_db", "nonfinite_outputs", "ef_rel_l2_error", "model_time_ms", "model_speedup"});
+    w.metrics[0].help = "compress + decompress";
+    w.primary_metric = "time_ms";
+    w.examples = {
+        "run compress.codec -p codec=none,exponent,zstd,lz4 -p elements=1M:64M:*4",
+        "run compress.codec -p codec=int8-block,fp8-e4m3,topk,powersgd -p elements=16M",
+        "run compress.codec -p codec=exponent,zstd -p link_gbps=1,12.5,50",
+    };
+    w.runner = family_runner();
+    w.backends = {"cpu", "cuda"};
+    return w;
+  }
+  std::string memory_hint(const State& state) const override { return input_memory_hint(state); }
+
   void setup(State& state) override {
     config_ = codec_config(state);
     // The report keeps a family's bars together: the 1.0-1.5x lossless ratios apart from the lossy ones.
@@ -181,6 +209,6 @@ class CodecBench final : public ModeBench {
 
 }  // namespace
 
-std::unique_ptr<ModeBench> make_codec_bench() { return std::make_unique<CodecBench>(); }
+MLSB_REGISTER_WORKLOAD(CodecBench);
 
 }  // namespace mlsb::compress

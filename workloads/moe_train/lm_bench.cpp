@@ -1,4 +1,4 @@
-// Mode `lm`: trains the small MoE LM byte-level on a real text corpus. One sample is the whole run of
+// moe_train.lm: trains the small MoE LM byte-level on a real text corpus. One sample is the whole run of
 // `steps` steps; the loss curve and the last step's expert load are stored as items ("series/loss/<step>",
 // "series/expert_load/<expert>", each with its "chart/..." item), the routing trace (optional)
 // as JSON lines, and verify fails the case unless the loss fell well below its start.
@@ -13,9 +13,11 @@
 #include "harness/axes.hpp"
 #include "harness/clock.hpp"
 #include "harness/peak_memory.hpp"
+#include "harness/registry.hpp"
 #include "workloads/moe_train/corpus.hpp"
 #include "workloads/moe_train/flops.hpp"
-#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/case_config.hpp"
+#include "workloads/moe_train/family.hpp"
 #include "workloads/moe_train/moe_lm.hpp"
 #include "workloads/moe_train/routing_trace.hpp"
 
@@ -26,10 +28,55 @@ double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
   return std::accumulate(v.begin() + begin, v.begin() + end, 0.0) / static_cast<double>(end - begin);
 }
 
-class LmBench final : public ModeBench {
+class LmBench final : public Workload {
  public:
+  WorkloadInfo info() const override {
+    WorkloadInfo w;
+    w.name = "moe_train.lm";
+    w.description =
+        "A small MoE decoder LM (attention + MoE FFN blocks) trained byte-level on real text on the CPU: the loss "
+        "curve, held-out loss, routing statistics and optional routing traces (the input of moe_offload).";
+    w.axes = layer_shape_axes();
+    w.axes.insert(w.axes.end(), {
+        data_axis(int_axis("layers", {2}, "transformer blocks (each attention + MoE FFN)", 1, 64)),
+        data_axis(int_axis("heads", {4}, "attention heads (hidden must divide by it)", 1, 1024)),
+        data_axis(int_axis("seq", {64}, "sequence length in bytes", 2, 1 << 16)),
+        data_axis(int_axis("batch", {16}, "sequences per step", 1, 1 << 16)),
+        int_axis("steps", {300}, "training steps", 1, 1 << 24),
+        data_axis(path_axis("corpus", "system",
+                            "a text file or folder, or system (licence and copyright texts under /usr/share)",
+                            {"system"})),
+        data_axis(float_axis("corpus_mb", {4.0}, "at most this many MB of the corpus are read", 0.001, 1e5)),
+        string_axis("trace_out", {"none"}, "JSON-lines routing trace written here (none: no trace)"),
+        int_axis("trace_every", {10}, "trace every Nth step", 1, 1 << 24),
+        int_axis("trace_eval", {0},
+                 "1 = also trace the trained model on the held-out evaluation batches (inference routing; recorded "
+                 "as step `steps`)",
+                 0, 1),
+    });
+    for (auto& a : training_axes()) w.axes.push_back(std::move(a));
+    w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "tokens_per_s",
+                                "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
+                                "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
+                                "initial_loss", "final_loss", "eval_loss"});
+    w.metrics[0].help = "mean training step: forward + backward + AdamW";
+    for (auto& m : w.metrics)
+      if (m.name == "aux_loss" || m.name == "z_loss") m.help += ": the last step's, all layers";
+    w.primary_metric = "step_ms";
+    w.examples = {
+        "run moe_train.lm -p steps=300 -p trace_out=routing.jsonl",
+        "run moe_train.lm -p experts=4,8,16 -p steps=200",
+        "run moe_train.lm -p router=sigmoid -p trace_eval=1 -p trace_out=routing-eval.jsonl",
+    };
+    // One sample is a whole training run.
+    w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .max_noise = 1, .max_time_s = 1e9,
+                .timeout_s = 3600};
+    return w;
+  }
+  std::string memory_hint(const State&) const override { return std::string(kMemoryHint); }
+
   void setup(State& state) override {
-    if (state.comm().size() > 1) state.skip("mode lm runs on one rank (run it without mpirun)");
+    if (state.comm().size() > 1) state.skip("moe_train.lm runs on one rank (run it without mpirun)");
     cfg_.moe = layer_config(state, 1);
     cfg_.layers = state.get_int("layers"), cfg_.heads = state.get_int("heads"), cfg_.seq = state.get_int("seq");
     batch_ = state.get_int("batch"), steps_ = state.get_int("steps");
@@ -199,6 +246,6 @@ class LmBench final : public ModeBench {
 
 }  // namespace
 
-std::unique_ptr<ModeBench> make_lm_bench() { return std::make_unique<LmBench>(); }
+MLSB_REGISTER_WORKLOAD(LmBench);
 
 }  // namespace mlsb::moe_train

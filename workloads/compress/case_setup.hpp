@@ -1,20 +1,13 @@
 #pragma once
-// The three modes of the compress workload, each a small benchmark of its own:
-//   codec       one codec's round trip on one tensor (ratio, GB/s, entropy bound, error)
-//   collective  a collective with the codec in the loop, beside the uncompressed collective
-//   plan        a Kimad-style per-tensor codec choice for a model's tensors under an error budget
+// What the compress benchmarks share in setting up a case: the codec, the input and a timed round trip.
 #include <memory>
 #include <span>
 
-#include "harness/mode_bench.hpp"
+#include "harness/workload.hpp"
 #include "workloads/compress/codec.hpp"
 #include "workloads/compress/tensor.hpp"
 
 namespace mlsb::compress {
-
-std::unique_ptr<ModeBench> make_codec_bench();
-std::unique_ptr<ModeBench> make_collective_bench();
-std::unique_ptr<ModeBench> make_plan_bench();
 
 /// The codec axes of a case (codec, level, block, density, rank, error_feedback, threads; seed from the case).
 CodecConfig codec_config(const State& state);

@@ -1,15 +1,17 @@
-// Mode `plan`: profiles candidate codecs on every tensor of a model (a preset or a safetensors file),
+// compress.plan: profiles candidate codecs on every tensor of a model (a preset or a safetensors file),
 // chooses a per-tensor plan under an error budget for a modelled link, then runs the plan and reports
 // its measured time beside the prediction.
 #include <cmath>
 #include <limits>
 
 #include "harness/axes.hpp"
+#include "harness/registry.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/link_model.hpp"
 #include "workloads/compress/model_presets.hpp"
-#include "workloads/compress/modes.hpp"
+#include "workloads/compress/case_setup.hpp"
+#include "workloads/compress/family.hpp"
 #include "workloads/compress/planner.hpp"
 
 namespace mlsb::compress {
@@ -45,11 +47,40 @@ OptionCost round_trip(Codec& codec, const Tensor& x, std::vector<uint8_t>& strea
   return c;
 }
 
-class PlanBench final : public ModeBench {
+class PlanBench final : public Workload {
  public:
+  WorkloadInfo info() const override {
+    WorkloadInfo w;
+    w.name = "compress.plan";
+    w.description =
+        "A Kimad-style per-tensor codec plan: profiles candidate codecs on every tensor of a model (a preset's "
+        "shapes with generated values, or a .safetensors file), chooses a codec per tensor under an error budget "
+        "for a modelled link, runs the plan and reports its measured time beside the prediction.";
+    w.axes = {
+        data_axis(string_axis("model", {"gpt2-small"}, "model preset whose tensors are planned", preset_names())),
+        data_axis(int_axis("scale", {16}, "every preset dimension is divided by this", 1, 1 << 20)),
+        float_axis("error_budget", {0.01}, "allowed relative L2 error over all tensors", 0, 10),
+    };
+    for (auto& a : input_axes())
+      if (a.name != "elements" && a.name != "tensor") w.axes.push_back(std::move(a));
+    w.axes.push_back(link_axis());
+    w.axes.push_back(threads_axis());
+    w.metrics = family_metrics({"time_ms", "predicted_ms", "ratio", "rel_l2_error", "speedup",
+                                "baseline_model_time_ms"});
+    w.metrics[0].help = "measured codec time of the plan + modelled wire time";
+    w.primary_metric = "time_ms";
+    w.examples = {
+        "run compress.plan -p model=llama2-7b -p link_gbps=25",
+        "run compress.plan -p link_gbps=1,12.5,50 -p error_budget=0,0.01",
+        "run compress.plan -p model=gpt2-small -p scale=4 -p link_gbps=12.5 -p threads=2",
+    };
+    w.runner = family_runner();
+    return w;
+  }
+
   void setup(State& state) override {
     link_ = state.get_float("link_gbps");
-    if (!(link_ > 0)) state.skip("mode plan models a link: set -p link_gbps=<GB/s>");
+    if (!(link_ > 0)) state.skip("compress.plan models a link: set -p link_gbps=<GB/s>");
     budget_ = state.get_float("error_budget");
     load_tensors(state);
     const int threads = static_cast<int>(state.get_int("threads"));
@@ -158,6 +189,6 @@ class PlanBench final : public ModeBench {
 
 }  // namespace
 
-std::unique_ptr<ModeBench> make_plan_bench() { return std::make_unique<PlanBench>(); }
+MLSB_REGISTER_WORKLOAD(PlanBench);
 
 }  // namespace mlsb::compress

@@ -1,4 +1,4 @@
-// Mode `collective`: a collective with the codec in the loop, timed beside the communicator's own
+// compress.collective: a collective with the codec in the loop, timed beside the communicator's own
 // uncompressed collective on the same data in the same sample (nccl-tests' algbw/busbw definitions).
 #include <cmath>
 #include <cstring>
@@ -7,10 +7,12 @@
 #include "backends/comm/communicator.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "harness/clock.hpp"
+#include "harness/registry.hpp"
 #include "workloads/compress/collectives/compressed_collective.hpp"
 #include "workloads/compress/error_metrics.hpp"
 #include "workloads/compress/link_model.hpp"
-#include "workloads/compress/modes.hpp"
+#include "workloads/compress/case_setup.hpp"
+#include "workloads/compress/family.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -20,8 +22,40 @@ struct Timed {
   double seconds = 0;  // this rank's wall time of the collective
 };
 
-class CollectiveBench final : public ModeBench {
+class CollectiveBench final : public Workload {
  public:
+  WorkloadInfo info() const override {
+    WorkloadInfo w;
+    w.name = "compress.collective";
+    w.description =
+        "A collective (allreduce, allgather, reduce_scatter, alltoall, broadcast) with a codec in the loop, timed "
+        "beside the communicator's own uncompressed collective on the same data in the same sample (local, mpi, "
+        "nccl; nccl-tests' algbw/busbw), with a link model.";
+    w.axes = {
+        string_axis("collective", {"allreduce"}, "the collective",
+                    {"allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"}),
+        string_axis("algorithm", {"auto"},
+                    "native, gather, ring (allreduce), linear (allreduce with randomk/powersgd); auto picks by codec",
+                    {"auto", "native", "gather", "ring", "linear"}),
+    };
+    for (auto& a : codec_axes()) w.axes.push_back(std::move(a));
+    for (auto& a : input_axes()) w.axes.push_back(std::move(a));
+    w.axes.push_back(link_axis());
+    w.metrics = family_metrics({"time_ms", "baseline_time_ms", "speedup", "algbw_gbps", "busbw_gbps", "compress_ms",
+                                "decompress_ms", "wire_bytes", "wire_ratio", "rel_l2_error", "max_abs_error", "snr_db",
+                                "model_time_ms", "baseline_model_time_ms", "model_speedup"});
+    w.metrics[0].help = "the collective with the codec (max over ranks)";
+    w.primary_metric = "time_ms";
+    w.examples = {
+        "run compress.collective -p collective=allreduce,alltoall -p codec=none,int8-block",
+        "run compress.collective -p codec=randomk,powersgd -p dtype=fp32 -p link_gbps=12.5",
+        "run compress.collective -p codec=exponent -p algorithm=ring,gather",
+    };
+    w.runner = family_runner();
+    return w;
+  }
+  std::string memory_hint(const State& state) const override { return input_memory_hint(state); }
+
   void setup(State& state) override {
     comm_ = &state.comm();
     const int n = comm_->size();
@@ -190,6 +224,6 @@ class CollectiveBench final : public ModeBench {
 
 }  // namespace
 
-std::unique_ptr<ModeBench> make_collective_bench() { return std::make_unique<CollectiveBench>(); }
+MLSB_REGISTER_WORKLOAD(CollectiveBench);
 
 }  // namespace mlsb::compress

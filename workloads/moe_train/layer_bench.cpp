@@ -1,4 +1,4 @@
-// Mode `layer`: one MoE layer's training step on synthetic tokens. Each sample is one step on the same
+// moe_train.layer: one MoE layer's training step on synthetic tokens. Each sample is one step on the same
 // tokens: forward, backward of <y, dy> + aux + z, AdamW (optimizer=1) and the expert-bias update.
 #include <cmath>
 #include <numeric>
@@ -10,10 +10,12 @@
 #include "backends/cuda/device.hpp"
 #include "harness/clock.hpp"
 #include "harness/peak_memory.hpp"
+#include "harness/registry.hpp"
 #include "workloads/moe_train/flops.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
 #include "workloads/moe_train/layer_check.hpp"
-#include "workloads/moe_train/modes.hpp"
+#include "workloads/moe_train/case_config.hpp"
+#include "workloads/moe_train/family.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 
 namespace mlsb::moe_train {
@@ -34,9 +36,44 @@ struct StepNumbers {
   int64_t dropped = 0;
 };
 
-class LayerBench final : public ModeBench {
+class LayerBench final : public Workload {
  public:
+  WorkloadInfo info() const override {
+    WorkloadInfo w;
+    w.name = "moe_train.layer";
+    w.description =
+        "One MoE layer's training step (router, capacity, permute, all-to-all under expert parallelism, grouped-GEMM "
+        "SwiGLU experts, combine, backward, AdamW) on CPU (OpenBLAS, fp32) or CUDA (cuBLAS, bf16), with Megatron's "
+        "FLOPs/MFU.";
+    w.axes = layer_shape_axes();
+    w.axes.push_back(data_axis(int_axis("tokens", {2048}, "tokens per step per rank", 1, 1LL << 31)));
+    w.axes.push_back(data_axis(string_axis(
+        "dtype", {"auto"}, "activations and weights: fp32 (cpu), bf16 (cuda; fp32 master weights), auto = the backend's",
+        {"auto", "fp32", "bf16"})));
+    w.axes.push_back(int_axis("optimizer", {1}, "1 = the step includes AdamW, 0 = forward + backward only", 0, 1));
+    for (auto& a : training_axes()) w.axes.push_back(std::move(a));
+    w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "comm_ms",
+                                "compute_ms", "tokens_per_s", "model_tflops", "mfu", "peak_tflops",
+                                "expert_gemm_tflops", "expert_gemm_peak_ratio", "peak_memory_mb", "load_imbalance",
+                                "dropped_fraction", "aux_loss", "z_loss", "objective"});
+    w.primary_metric = "step_ms";
+    w.examples = {
+        "run moe_train.layer -p experts=8,16,32,64",
+        "run moe_train.layer -p capacity_factor=1,1.25 -p drop_policy=probs,position",
+        "run moe_train.layer -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
+    };
+    w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.5, .max_noise = 0.03,
+                .max_time_s = 20, .timeout_s = 1200};
+    w.backends = {"cpu", "cuda"};
+    return w;
+  }
+  std::string memory_hint(const State&) const override { return std::string(kMemoryHint); }
+
   void setup(State& state) override {
+    if (state.backend() == "cpu" && state.get_string("dtype") == "bf16")
+      state.skip("dtype: bf16 runs on the cuda backend; the cpu path is fp32");
+    if (state.backend() == "cuda" && state.get_string("dtype") == "fp32")
+      state.skip("dtype: the cuda path is bf16 (fp32 master weights); use -p dtype=bf16");
     comm_ = &state.comm();
     const int ranks = comm_->size();
     config_ = layer_config(state, ranks);
@@ -203,6 +240,6 @@ class LayerBench final : public ModeBench {
 
 }  // namespace
 
-std::unique_ptr<ModeBench> make_layer_bench() { return std::make_unique<LayerBench>(); }
+MLSB_REGISTER_WORKLOAD(LayerBench);
 
 }  // namespace mlsb::moe_train

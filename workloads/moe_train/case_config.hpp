@@ -1,21 +1,16 @@
 #pragma once
-// The two modes of the moe_train workload:
-//   layer  one MoE layer's training step (forward, backward, AdamW) on synthetic tokens, CPU or CUDA,
-//          with expert parallelism over the case's communicator
-//   lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing traces)
+// What the moe_train benchmarks share in setting up a case: the layer configuration, the optimizer, the
+// expert-load series.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "harness/mode_bench.hpp"
+#include "harness/workload.hpp"
 #include "workloads/moe_train/adamw.hpp"
 #include "workloads/moe_train/config.hpp"
 
 namespace mlsb::moe_train {
-
-std::unique_ptr<ModeBench> make_layer_bench();
-std::unique_ptr<ModeBench> make_lm_bench();
 
 /// The case's layer configuration: a preset's shape and routing (scaled), or the shape axes when
 /// preset is custom; capacity, drop policy and loss coefficients from the axes. Skips the case

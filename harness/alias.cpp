@@ -1,0 +1,107 @@
+#include "harness/alias.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "harness/text.hpp"
+
+namespace mlsb {
+namespace {
+
+std::map<std::string, WorkloadAlias, std::less<>>& aliases() {
+  static std::map<std::string, WorkloadAlias, std::less<>> a;
+  return a;
+}
+
+Value value_from_json(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return v.get<double>();
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+bool register_alias(WorkloadAlias alias) {
+  std::string name = alias.name;
+  aliases()[std::move(name)] = std::move(alias);
+  return true;
+}
+
+const WorkloadAlias* find_alias(std::string_view name) {
+  const auto it = aliases().find(name);
+  return it == aliases().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> runnable_names() {
+  std::vector<std::string> names = workload_names();
+  for (const auto& [name, alias] : aliases()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string workload_family(std::string_view name) { return std::string(name.substr(0, name.find('.'))); }
+
+std::vector<WorkloadEntry> resolve_alias(const std::string& workload, const AxisOverrides& params) {
+  const WorkloadAlias* alias = find_alias(workload);
+  if (!alias) return {{workload, params}};
+  std::vector<std::string> values{alias->default_value};
+  if (const auto it = params.find(alias->axis); it != params.end()) values = it->second;
+  std::vector<WorkloadEntry> out;
+  std::vector<WorkloadInfo> infos;
+  std::vector<std::string> known;
+  for (const auto& [value, target] : alias->targets) known.push_back(value);
+  for (const auto& value : values) {
+    const auto it = std::find_if(alias->targets.begin(), alias->targets.end(),
+                                 [&](const auto& t) { return t.first == value; });
+    if (it == alias->targets.end())
+      throw std::invalid_argument("axis '" + alias->axis + "': '" + value + "' is not allowed (allowed: " +
+                                  join(known, ", ") + ")" + did_you_mean(value, known));
+    if (std::any_of(out.begin(), out.end(), [&](const WorkloadEntry& e) { return e.workload == it->second; }))
+      continue;
+    out.push_back({it->second, {}});
+    infos.push_back(make_workload(it->second)->info());
+  }
+  for (const auto& [axis, vals] : params) {
+    if (axis == alias->axis) continue;
+    bool placed = false;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (infos[i].find_axis(axis)) {
+        out[i].params[axis] = vals;
+        placed = true;
+      }
+    if (placed) continue;
+    std::vector<std::string> owners;
+    for (const auto& [value, target] : alias->targets)
+      if (make_workload(target)->info().find_axis(axis)) owners.push_back(target + " (" + alias->axis + "=" + value + ")");
+    std::vector<std::string> picked;
+    for (const auto& e : out) picked.push_back(e.workload);
+    throw std::invalid_argument("axis '" + axis + "' is not an axis of " + join(picked, ", ") +
+                                (owners.empty() ? "" : "; it belongs to " + join(owners, ", ")) + " ('" +
+                                workload + "' runs " + join(picked, ", ") + " for " + alias->axis + "=" +
+                                join(values, ",") + ")");
+  }
+  return out;
+}
+
+std::optional<StoredCaseName> rename_stored_case(std::string_view workload, const nlohmann::json& params,
+                                                 std::string_view label) {
+  const WorkloadAlias* alias = find_alias(workload);
+  if (!alias) return std::nullopt;
+  std::string value = alias->default_value;
+  if (params.contains(alias->axis) && params[alias->axis].is_string()) value = params[alias->axis].get<std::string>();
+  const auto target = std::find_if(alias->targets.begin(), alias->targets.end(),
+                                   [&](const auto& t) { return t.first == value; });
+  if (target == alias->targets.end()) return std::nullopt;  // a mode this build no longer has: left as stored
+  const WorkloadInfo info = make_workload(target->second)->info();
+  Params kept;
+  for (const auto& [axis, v] : params.items())
+    if (info.find_axis(axis)) kept[axis] = value_from_json(v);
+  std::set<std::string> given;  // the axes the old label named (a swept axis at its default stays named)
+  for (const auto& part : split(label, ','))
+    if (const size_t eq = part.find('='); eq != std::string::npos) given.insert(part.substr(0, eq));
+  return StoredCaseName{target->second, to_json(kept), params_key(kept), case_label(info, kept, given)};
+}
+
+}  // namespace mlsb

@@ -1,0 +1,74 @@
+#include "workloads/moe_train/family.hpp"
+
+#include <string>
+
+#include "harness/alias.hpp"
+#include "harness/axes.hpp"
+#include "workloads/moe_train/config.hpp"
+
+namespace mlsb::moe_train {
+
+MLSB_REGISTER_ALIAS(({"moe_train", "mode", "layer", {{"layer", "moe_train.layer"}, {"lm", "moe_train.lm"}}}));
+
+std::vector<Axis> layer_shape_axes() {
+  return {
+      data_axis(string_axis("preset", {"custom"},
+                            "layer shape and routing of a published model (custom: the axes below)", preset_names())),
+      data_axis(int_axis("scale", {1}, "a preset's hidden and ffn are divided by this", 1, 1 << 20)),
+      data_axis(int_axis("hidden", {128}, "custom: model width h", 1, 1 << 20)),
+      data_axis(int_axis("ffn", {256}, "custom: routed expert SwiGLU inner size f", 1, 1 << 22)),
+      data_axis(int_axis("experts", {8}, "custom: routed experts E", 1, 65536)),
+      int_axis("topk", {2}, "custom: experts per token k", 1, 65536),
+      data_axis(int_axis("shared_experts", {0}, "custom: always-on shared experts", 0, 64)),
+      data_axis(int_axis("shared_ffn", {0}, "custom: inner size of a shared expert (0: ffn)", 0, 1 << 22)),
+      string_axis("router", {"topk_softmax"},
+                  "custom: topk_softmax (Megatron default), softmax_topk, sigmoid (DeepSeek-V3, expert bias)",
+                  {"topk_softmax", "softmax_topk", "sigmoid"}),
+      int_axis("groups", {1}, "custom: expert groups for group-limited top-k (1: none)", 1, 65536),
+      int_axis("group_topk", {1}, "custom: groups a token may route to (ignored when groups = 1)", 1, 65536),
+      float_axis("capacity_factor", {0.0}, "capacity = ceil(tokens*k/E*cf); 0 = dropless", 0, 1e6),
+      string_axis("drop_policy", {"probs"}, "over capacity keep the highest weights or the first tokens",
+                  {"probs", "position"}),
+      float_axis("aux_coef", {1e-2}, "load-balancing loss coefficient", 0, 1e3),
+      float_axis("z_coef", {1e-3}, "router z-loss coefficient", 0, 1e3),
+      float_axis("bias_rate", {1e-3}, "sigmoid router: expert-bias update rate", 0, 1e3),
+  };
+}
+
+std::vector<Axis> training_axes() {
+  return {
+      int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024),
+      float_axis("lr", {3e-3}, "AdamW learning rate", 0, 1e30),
+  };
+}
+
+std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names) {
+  static const std::vector<Metric> vocabulary = {
+      {"step_ms", "ms", Better::Lower, "one training step: forward + backward (+ AdamW)"},
+      {"forward_ms", "ms", Better::Lower, "forward (max over ranks)"},
+      {"backward_ms", "ms", Better::Lower, "backward (max over ranks)"},
+      {"fwd_bwd_ms", "ms", Better::Lower, "forward + backward (max over ranks)"},
+      {"optimizer_ms", "ms", Better::Lower, "AdamW step and expert-bias update"},
+      {"comm_ms", "ms", Better::Lower, "all-to-all(v) and gradient allreduce (max over ranks)"},
+      {"compute_ms", "ms", Better::Lower, "step_ms - comm_ms"},
+      {"tokens_per_s", "tokens/s", Better::Higher, "tokens of all ranks per second of step"},
+      {"model_tflops", "TFLOP/s", Better::Higher, "Megatron's model FLOPs (fwd + bwd) per second of fwd + bwd"},
+      {"mfu", "ratio", Better::Higher, "model_tflops / (peak_tflops * ranks)"},
+      {"peak_tflops", "TFLOP/s", Better::Higher, "per-device peak: GPU datasheet bf16, or a measured CPU sgemm"},
+      {"expert_gemm_tflops", "TFLOP/s", Better::Higher, "rate of the expert GEMMs alone (rank 0)"},
+      {"expert_gemm_peak_ratio", "ratio", Better::Higher, "expert_gemm_tflops / peak_tflops"},
+      {"peak_memory_mb", "MB", Better::Lower, "peak resident memory (cpu) or device allocation (cuda), rank 0"},
+      {"load_imbalance", "ratio", Better::Lower, "max / mean tokens per expert after capacity, all ranks"},
+      {"dropped_fraction", "ratio", Better::Lower, "assignments dropped by capacity, all ranks"},
+      {"aux_loss", "loss", Better::Lower, "load-balancing loss (mean over ranks)"},
+      {"z_loss", "loss", Better::Lower, "router z-loss (mean over ranks)"},
+      {"objective", "loss", Better::Lower,
+       "<y, dy> / tokens + aux + z before the step (what AdamW lowers; a check, not a speed)"},
+      {"initial_loss", "nats/byte", Better::Lower, "training loss of the first step (about ln 256 = 5.55 at init)"},
+      {"final_loss", "nats/byte", Better::Lower, "mean training loss of the last 10 steps"},
+      {"eval_loss", "nats/byte", Better::Lower, "loss on the held-out tenth of the corpus after training"},
+  };
+  return select_metrics(vocabulary, names);
+}
+
+}  // namespace mlsb::moe_train

@@ -1,0 +1,27 @@
+#pragma once
+// The moe_train family of benchmarks, each registered on its own with only the axes it reads:
+//   moe_train.layer  one MoE layer's training step (forward, backward, AdamW) on synthetic tokens, CPU or
+//                    CUDA, with expert parallelism over the case's communicator
+//   moe_train.lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing)
+// `moe_train` (with `-p mode=layer|lm`, layer by default) is an alias for them, so suites, command lines
+// and stored runs of the single workload they were keep working.
+#include <string_view>
+#include <vector>
+
+#include "harness/workload.hpp"
+
+namespace mlsb::moe_train {
+
+/// The axes of one MoE layer's shape and routing: preset, scale, the custom shape (hidden, ffn, experts,
+/// topk, shared experts), router, groups, capacity and drop policy, loss coefficients, bias rate.
+std::vector<Axis> layer_shape_axes();
+/// threads and lr: what both benchmarks train with.
+std::vector<Axis> training_axes();
+
+/// The family's metrics named by `names`, in that order, from one vocabulary (select_metrics).
+std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names);
+
+/// Appended to the runner's out-of-memory reason: the axes that shrink a case.
+constexpr std::string_view kMemoryHint = "lower tokens or batch, or a larger scale for a preset";
+
+}  // namespace mlsb::moe_train
