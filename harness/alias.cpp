@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

@@ -1,5 +1,5 @@
 #include "harness/environment.hpp"
-#include "harness/process_state.hpp"
+#include "util/process_state.hpp"
 
 #include <dlfcn.h>
 #include <sched.h>

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "harness/json_parse.hpp"
-#include "harness/text.hpp"
+#include "util/json_parse.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

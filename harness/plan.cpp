@@ -9,7 +9,7 @@
 #include "harness/alias.hpp"
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

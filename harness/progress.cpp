@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

@@ -1,6 +1,6 @@
 #include "harness/registry.hpp"
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 #include <map>
 #include <stdexcept>

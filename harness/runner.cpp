@@ -22,13 +22,13 @@
 #ifdef MLSB_HAVE_NCCL
 #include "backends/comm/nccl_communicator.hpp"
 #endif
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 #include "harness/environment.hpp"
 #include "harness/machine_key.hpp"
-#include "harness/process_state.hpp"
+#include "util/process_state.hpp"
 #include "harness/progress.hpp"
 #include "harness/registry.hpp"
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

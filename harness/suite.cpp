@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/alias.hpp"
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "harness/registry.hpp"
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/metric.hpp"
 #include "harness/value.hpp"
 
 namespace mlsb {
@@ -50,20 +51,6 @@ constexpr uint64_t splitmix64(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-
-/// Which direction of a metric is an improvement.
-enum class Better { Lower, Higher };
-std::string_view to_string(Better b);
-/// Parses "lower"/"higher"; throws std::invalid_argument.
-Better parse_better(std::string_view text);
-
-/// One metric a workload records. Names are a stable vocabulary (reports and compare key on them).
-struct Metric {
-  std::string name;
-  std::string unit;  ///< "ms", "GB/s", "TFLOP/s", "ratio", "tasks/s", ...
-  Better better = Better::Lower;
-  std::string help;
-};
 
 /// Runner settings a workload may ask for by default (the CLI and suites override them).
 struct RunnerDefaults {

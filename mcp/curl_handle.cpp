@@ -3,7 +3,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "mcp/client.hpp"
 
 namespace mlsb::mcp {

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "harness/json_parse.hpp"
-#include "harness/text.hpp"
+#include "util/json_parse.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::mcp::jsonrpc {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 
 namespace mlsb::reports {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/compare.hpp"
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/report_text.hpp"

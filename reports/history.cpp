@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <stdexcept>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "reports/case_names.hpp"
 #include "reports/baseline.hpp"
 #include "reports/compare.hpp"

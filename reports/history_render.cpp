@@ -1,8 +1,8 @@
 // Writes a History as text, JSON ("mlsysbench.history/1"), Markdown or one self-contained HTML page.
 #include <stdexcept>
 
-#include "harness/json_parse.hpp"
-#include "harness/text.hpp"
+#include "util/json_parse.hpp"
+#include "util/text.hpp"
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/report_text.hpp"
 #include "reports/detail/svg_chart.hpp"

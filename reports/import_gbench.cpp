@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "harness/json_file.hpp"
-#include "harness/plan.hpp"
+#include "util/json_file.hpp"
+#include "harness/value.hpp"
 
 namespace mlsb::reports {
 namespace {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 
 namespace mlsb::reports {
 namespace {

@@ -18,7 +18,7 @@ namespace mlsb::reports {
 /// by the runner (which seeds it per case) it may differ from the report's by resampling noise. Ids are 0 (the
 /// store assigns them); "name" and "id" are ignored. machine_key, branch, ci, gpu and throttled, added within
 /// /1, may be absent ("", {}, false). Unknown fields are ignored.
-/// Throws JsonFileError (harness/json_file.hpp) when the file cannot be read or is not JSON, and
+/// Throws JsonFileError (util/json_file.hpp) when the file cannot be read or is not JSON, and
 /// std::invalid_argument naming the file and the field (e.g. "r.json: cases[2].samples.time_ms[3]: expected a
 /// number, got null") when the schema is not "mlsysbench.report/1" (saying which it is), a field is missing or
 /// of the wrong type, a status is not one the store knows, or a summary's metric has no samples.

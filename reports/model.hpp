@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/stats.hpp"
-#include "harness/workload.hpp"
+#include "util/stats.hpp"
+#include "harness/metric.hpp"
 
 namespace mlsb::reports {
 

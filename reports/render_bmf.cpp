@@ -1,7 +1,7 @@
 // Bencher Metric Format (BMF) JSON, read by Bencher's `json` adapter (`bencher run --adapter json --file F`):
 // {"<case display name>": {"<metric>": {"value": median, "lower_value": p05, "upper_value": p95}}}, one benchmark
 // per ok case with samples and one measure per metric (trend_points; mapping in REPORT_SCHEMA.md).
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"
 

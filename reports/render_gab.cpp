@@ -1,7 +1,7 @@
 // github-action-benchmark's custom JSON, for its tools customSmallerIsBetter and customBiggerIsBetter: an array
 // of {"name", "unit", "value", "range", "extra"}. One action step reads one tool's file, so the lower-is-better
 // and the higher-is-better metrics go to two files (formats gab and gab-bigger; mapping in REPORT_SCHEMA.md).
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"
 

@@ -13,7 +13,7 @@
 #include <array>
 #include <map>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"

@@ -1,5 +1,5 @@
 // The JSON report: schema "mlsysbench.report/1", documented in reports/REPORT_SCHEMA.md.
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/report_text.hpp"

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <utility>
 
-#include "harness/json_parse.hpp"
-#include "harness/text.hpp"
+#include "util/json_parse.hpp"
+#include "util/text.hpp"
 #include "reports/case_names.hpp"
 #include "reports/detail/report_text.hpp"
 

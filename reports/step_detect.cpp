@@ -5,7 +5,7 @@
 #include <queue>
 #include <stdexcept>
 
-#include "harness/stats.hpp"
+#include "util/stats.hpp"
 
 namespace mlsb::reports {
 namespace {

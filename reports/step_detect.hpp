@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "harness/workload.hpp"
+#include "harness/metric.hpp"
 
 namespace mlsb::reports {
 

@@ -9,9 +9,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "harness/json_parse.hpp"
-#include "harness/process_state.hpp"
-#include "harness/uuid.hpp"
+#include "util/json_parse.hpp"
+#include "util/process_state.hpp"
+#include "util/uuid.hpp"
 #include "reports/detail/migrations.hpp"
 #include "reports/detail/sqlite.hpp"
 

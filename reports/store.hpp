@@ -40,7 +40,7 @@ void set_case_renamer(CaseRenamer renamer);
 class Store {
  public:
   /// Opening a store this user may write also marks "interrupted" (with the reason) every run left
-  /// "running" by a process of this host that is gone (harness/process_state.hpp), read-only or not.
+  /// "running" by a process of this host that is gone (util/process_state.hpp), read-only or not.
   explicit Store(const std::filesystem::path& path, bool read_only = false);
   ~Store();
   Store(const Store&) = delete;

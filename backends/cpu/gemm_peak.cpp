@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.hpp"
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 
 namespace mlsb::cpu {
 

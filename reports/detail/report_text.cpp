@@ -6,7 +6,7 @@
 #include <ctime>
 #include <map>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "reports/case_names.hpp"
 
 namespace mlsb::reports::detail {

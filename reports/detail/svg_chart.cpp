@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "reports/detail/report_text.hpp"
 #include "reports/detail/svg_parts.hpp"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 #include "workloads/compress/baselines.hpp"
 
 namespace mlsb::compress {

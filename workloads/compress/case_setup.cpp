@@ -2,7 +2,7 @@
 #include <limits>
 
 #include "harness/axes.hpp"
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/case_setup.hpp"
 
@@ -58,15 +58,6 @@ TimedRoundTrip timed_round_trip(Codec& codec, TensorView in, std::span<uint8_t> 
   codec.decompress(stream.first(r.stream_bytes), {decoded.data(), in.count, in.dtype});
   r.decompress_s = seconds_since(t0);
   return r;
-}
-
-double lossy_error_bound(std::string_view codec) {
-  if (codec == "cast-bf16") return 1.0 / 256;   // 8 significant bits: relative error <= 2^-9 per element
-  if (codec == "cast-fp16") return 1.0 / 1024;  // 11 significant bits, scaled into range
-  if (codec == "int8-block") return 0.05;
-  if (codec == "fp8-e4m3") return 0.1;
-  if (codec == "fp8-e5m2") return 0.2;
-  return std::numeric_limits<double>::infinity();
 }
 
 }  // namespace mlsb::compress

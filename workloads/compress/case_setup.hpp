@@ -29,8 +29,5 @@ struct TimedRoundTrip {
 };
 TimedRoundTrip timed_round_trip(Codec& codec, TensorView in, std::span<uint8_t> stream, std::span<uint8_t> decoded);
 
-/// Relative-L2 bound a lossy codec's reconstruction must meet on finite data to pass verify
-/// (none for codecs whose error depends on the data: topk, randomk, powersgd -> +inf).
-double lossy_error_bound(std::string_view codec);
 
 }  // namespace mlsb::compress

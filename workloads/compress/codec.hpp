@@ -29,9 +29,35 @@ struct CodecConfig {
   int threads = 1;            ///< worker threads for chunked codecs (exponent, zstd)
 };
 
-/// Names accepted by make_codec, lossless first: none, exponent, zstd, lz4, cast-bf16, cast-fp16,
-/// int8-block, fp8-e4m3, fp8-e5m2, topk, randomk, powersgd.
+class Codec;
+
+/// One row per codec: everything the benchmarks, the collectives and the GPU path ask of a codec by
+/// name. Adding a codec is one row in codec.cpp plus its own file.
+struct CodecSpec {
+  std::string name;
+  bool lossless = false;
+  /// Keeps state between steps (an error-feedback residual, PowerSGD's Q): a ring allreduce, which
+  /// compresses a different chunk each step, cannot use it.
+  bool stateful = false;
+  /// Encodings of different ranks can be summed without decoding (randomk's shared indices, PowerSGD's
+  /// factors): a linear allreduce can use it.
+  bool summable = false;
+  bool gpu = false;  ///< has a CUDA path (gpu_codecs.hpp)
+  /// Relative L2 error a reconstruction of finite data must stay within to pass verify: 0 for lossless
+  /// codecs, +inf where the error depends on the data (topk, randomk, powersgd).
+  double error_bound = 0;
+  /// Creates the codec; throws std::invalid_argument naming the parameter out of range.
+  std::unique_ptr<Codec> (*make)(const CodecConfig&) = nullptr;
+};
+
+/// Every codec, lossless first: none, exponent, zstd, lz4, cast-bf16, cast-fp16, int8-block, fp8-e4m3,
+/// fp8-e5m2, topk, randomk, powersgd.
+const std::vector<CodecSpec>& codec_table();
+/// The row of `codec`; throws std::invalid_argument listing the known names.
+const CodecSpec& codec_spec(std::string_view codec);
+/// The names of codec_table(), in its order.
 const std::vector<std::string>& codec_names();
+/// codec_spec(codec).lossless; false for an unknown name.
 bool is_lossless(std::string_view codec);
 
 class Codec {
@@ -52,8 +78,9 @@ class Codec {
   virtual void reset() {}
 };
 
-/// Creates a codec; throws std::invalid_argument naming the parameter for an unknown name or a value
-/// out of range (block < 1, density outside (0, 1], rank < 1, level outside zstd's range).
+/// Creates a codec (codec_spec(config.name).make); throws std::invalid_argument naming the parameter for an
+/// unknown name or a value out of range (threads < 1, block < 1, density outside (0, 1], rank < 1, level
+/// outside zstd's range).
 std::unique_ptr<Codec> make_codec(const CodecConfig& config);
 
 }  // namespace mlsb::compress

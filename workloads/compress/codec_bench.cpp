@@ -79,7 +79,7 @@ class CodecBench final : public Workload {
     gpu_ = state.backend() == "cuda";
     if (gpu_) {
       std::string why;
-      if (!gpu::has_gpu_path(config_.name)) state.skip("codec " + config_.name + " has no CUDA path");
+      if (!codec_spec(config_.name).gpu) state.skip("codec " + config_.name + " has no CUDA path");
       if (!gpu::available(&why)) state.skip("cuda: " + why);
     }
     codec_ = make_codec(config_);
@@ -87,8 +87,7 @@ class CodecBench final : public Workload {
     decoded_.assign(input_.data.size(), 0);
     if (codec_->lossless()) ideal_ = exponent_ideal_ratio(input_.view());
     finite_ = all_finite(input_);
-    ef_ = !codec_->lossless() && config_.error_feedback &&
-          (config_.name == "topk" || config_.name == "randomk" || config_.name == "powersgd");
+    ef_ = config_.error_feedback && codec_spec(config_.name).stateful;
     ef_sum_.assign(ef_ ? static_cast<size_t>(input_.count()) : 0, 0.0);
     ef_steps_ = 0;
   }
@@ -148,9 +147,9 @@ class CodecBench final : public Workload {
         state.fail("lossless round trip differs: " + first_difference(input_, decoded_));
     } else if (finite_ && lost_ > 0) {
       state.fail(std::to_string(lost_) + " finite element(s) decoded as Inf or NaN by " + config_.name);
-    } else if (finite_ && input_.count() > 0 && !(last_error_ <= lossy_error_bound(config_.name))) {
+    } else if (finite_ && input_.count() > 0 && !(last_error_ <= codec_spec(config_.name).error_bound)) {
       state.fail("relative L2 error " + std::to_string(last_error_) + " exceeds the bound " +
-                 std::to_string(lossy_error_bound(config_.name)) + " of " + config_.name);
+                 std::to_string(codec_spec(config_.name).error_bound) + " of " + config_.name);
     }
     if (gpu_) cross_check(state);
   }

@@ -6,7 +6,7 @@
 #include "backends/comm/bandwidth.hpp"
 #include "backends/comm/communicator.hpp"
 #include "backends/cuda/device_buffer.hpp"
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 #include "harness/registry.hpp"
 #include "workloads/compress/collectives/compressed_collective.hpp"
 #include "workloads/compress/error_metrics.hpp"
@@ -152,7 +152,7 @@ class CollectiveBench final : public Workload {
         if (e.rel_l2 > tol)
           state.fail("the result differs from the native collective by relative L2 " + std::to_string(e.rel_l2));
       }
-    } else if (std::isfinite(last_error_) && last_error_ > lossy_error_bound(config_.name) * comm_->size()) {
+    } else if (std::isfinite(last_error_) && last_error_ > codec_spec(config_.name).error_bound * comm_->size()) {
       state.fail("relative L2 error " + std::to_string(last_error_) + " exceeds the bound of " + config_.name);
     }
   }

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 #include "workloads/compress/exponent.hpp"
 
 namespace mlsb::compress::exponent_detail {

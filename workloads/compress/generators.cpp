@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 #include "workloads/compress/inputs.hpp"
 #include "workloads/compress/split_rng.hpp"
 

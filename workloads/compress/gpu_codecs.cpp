@@ -23,11 +23,6 @@ namespace mlsb::compress::gpu {
 
 bool available(std::string* why) { return cuda::cuda_available(why); }
 
-bool has_gpu_path(std::string_view codec) {
-  return codec == "exponent" || codec == "cast-bf16" || codec == "cast-fp16" || codec == "int8-block" ||
-         codec == "fp8-e4m3" || codec == "fp8-e5m2";
-}
-
 #ifndef MLSB_HAVE_CUDA
 
 RoundTrip round_trip(const CodecConfig& config, TensorView) {
@@ -94,9 +89,12 @@ struct Timing {
 void require_device(const std::string& codec) {
   std::string why;
   if (!available(&why)) throw CodecError(codec + " (gpu): " + why);
-  if (!has_gpu_path(codec))
-    throw CodecError(codec + " (gpu): no CUDA path (codecs with one: exponent, cast-bf16, cast-fp16, int8-block, "
-                     "fp8-e4m3, fp8-e5m2)");
+  if (!codec_spec(codec).gpu) {
+    std::string with;
+    for (const auto& spec : codec_table())
+      if (spec.gpu) with += (with.empty() ? "" : ", ") + spec.name;
+    throw CodecError(codec + " (gpu): no CUDA path (codecs with one: " + with + ")");
+  }
 }
 
 template <typename T>

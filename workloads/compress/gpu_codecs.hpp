@@ -15,8 +15,6 @@ namespace mlsb::compress::gpu {
 /// CUDA", "no CUDA device (CUDA driver version is insufficient)", ...
 bool available(std::string* why = nullptr);
 
-/// True for the codecs with a CUDA path.
-bool has_gpu_path(std::string_view codec);
 
 /// One timed round trip on the device: `in` is copied to device memory once (untimed), compressed and
 /// decompressed there; times come from CUDA events around the kernels alone (ms).

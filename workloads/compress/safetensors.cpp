@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "workloads/compress/tensor_file.hpp"
 
 namespace mlsb::compress {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "backends/formats/small_floats.hpp"
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::compress {
 

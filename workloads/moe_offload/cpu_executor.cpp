@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/gemm.hpp"
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 #include "harness/workload.hpp"
 #include "workloads/moe_offload/executor.hpp"
 

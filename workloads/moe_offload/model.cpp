@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 #include "workloads/moe_train/config.hpp"
 #include "harness/workload.hpp"
 #include "workloads/moe_offload/safetensors.hpp"

@@ -10,10 +10,10 @@
 
 #include "backends/cuda/device.hpp"
 #include "harness/axes.hpp"
-#include "harness/clock.hpp"
-#include "harness/peak_memory.hpp"
+#include "util/clock.hpp"
+#include "util/peak_memory.hpp"
 #include "harness/registry.hpp"
-#include "harness/stats.hpp"
+#include "util/stats.hpp"
 #include "workloads/moe_offload/case_config.hpp"
 #include "workloads/moe_offload/executor.hpp"
 #include "workloads/moe_offload/model.hpp"

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 
 namespace mlsb::moe_offload {
 namespace {

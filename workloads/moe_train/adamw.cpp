@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 
 namespace mlsb::moe_train {
 

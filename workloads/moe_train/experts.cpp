@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "backends/cpu/gemm.hpp"
-#include "harness/clock.hpp"
-#include "harness/parallel.hpp"
+#include "util/clock.hpp"
+#include "util/parallel.hpp"
 
 namespace mlsb::moe_train {
 namespace {

@@ -25,7 +25,7 @@
 
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/formats/small_floats.hpp"
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 #include "workloads/moe_train/cuda/check.hpp"
 #include "workloads/moe_train/cuda/gemm.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"

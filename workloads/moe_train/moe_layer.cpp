@@ -7,8 +7,8 @@
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
-#include "harness/clock.hpp"
-#include "harness/parallel.hpp"
+#include "util/clock.hpp"
+#include "util/parallel.hpp"
 #include "harness/workload.hpp"
 #include "workloads/moe_train/init.hpp"
 

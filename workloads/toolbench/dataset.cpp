@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <set>
 
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "workloads/toolbench/task.hpp"
 
 namespace mlsb::toolbench {

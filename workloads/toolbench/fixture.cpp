@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workloads/toolbench/fixture.hpp"
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 
 namespace mlsb::toolbench {
 

@@ -1,6 +1,6 @@
 #include "workloads/toolbench/item.hpp"
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::toolbench {
 
@@ -11,7 +11,7 @@ namespace {
 // Bytes of a call's result, the last result and the answer an item keeps (keep_results: all of a result).
 constexpr std::size_t kExcerptBytes = 4096;
 
-// At most n bytes, cut at a UTF-8 boundary and marked with the original length (harness/text.hpp
+// At most n bytes, cut at a UTF-8 boundary and marked with the original length (util/text.hpp
 // utf8_excerpt); invalid UTF-8 replaced (server stderr may hold any bytes), so the item always serialises.
 std::string clean(const std::string& s, std::size_t n = std::string::npos) {
   const std::string cut = n == std::string::npos ? s : utf8_excerpt(s, n);

@@ -11,7 +11,7 @@
 //         trial's tools/call times), "answer" (first 4 KiB of the final answer),
 //         "model_turns":[{"latency_ms","attempts","input_tokens","output_tokens","stop_reason","calls"}]
 //         (LLM agents; empty otherwise), "input_tokens","output_tokens" (sums over the turns)}.
-// Every cut text ends "... [cut: K of M bytes shown]" (harness/text.hpp utf8_excerpt).
+// Every cut text ends "... [cut: K of M bytes shown]" (util/text.hpp utf8_excerpt).
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "workloads/toolbench/prices.hpp"
 
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 
 namespace mlsb::toolbench {
 

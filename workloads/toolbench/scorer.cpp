@@ -8,7 +8,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::toolbench {
 

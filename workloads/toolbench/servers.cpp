@@ -1,4 +1,4 @@
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "workloads/toolbench/servers.hpp"
 
 namespace mlsb::toolbench {

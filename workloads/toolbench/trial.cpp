@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "mcp/command_lookup.hpp"
 
 namespace mlsb::toolbench {
@@ -18,7 +18,7 @@ namespace {
 // Bytes of the end of a server's stderr a failure reason keeps (beside its first error line).
 constexpr std::size_t kStderrTailBytes = 600;
 
-// The server's stderr log for a failure reason: the first error line and the end (harness/text.hpp).
+// The server's stderr log for a failure reason: the first error line and the end (util/text.hpp).
 std::string stderr_of(const fs::path& log) {
   std::ifstream in(log, std::ios::binary);
   std::stringstream s;

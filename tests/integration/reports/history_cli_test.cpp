@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"

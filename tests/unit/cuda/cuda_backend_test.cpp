@@ -57,10 +57,10 @@ TEST(CudaBackend, GpuCodecsThrowCodecErrorWithoutADevice) {
     EXPECT_THROW(compress::gpu::round_trip(c, in), compress::CodecError) << name;
     EXPECT_THROW(compress::gpu::decode(c, bytes, 32, compress::DType::BF16), compress::CodecError) << name;
   }
-  EXPECT_TRUE(compress::gpu::has_gpu_path("exponent"));
-  EXPECT_TRUE(compress::gpu::has_gpu_path("fp8-e5m2"));
-  EXPECT_FALSE(compress::gpu::has_gpu_path("zstd"));
-  EXPECT_FALSE(compress::gpu::has_gpu_path("topk"));
+  EXPECT_TRUE(compress::codec_spec("exponent").gpu);
+  EXPECT_TRUE(compress::codec_spec("fp8-e5m2").gpu);
+  EXPECT_FALSE(compress::codec_spec("zstd").gpu);
+  EXPECT_FALSE(compress::codec_spec("topk").gpu);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "harness/stats.hpp"
+#include "util/stats.hpp"
 
 namespace mlsb {
 namespace {

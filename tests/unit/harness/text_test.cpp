@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/stats.hpp"
-#include "harness/text.hpp"
+#include "util/stats.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 namespace {

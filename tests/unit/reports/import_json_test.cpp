@@ -5,7 +5,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "reports/import_json.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <span>
 
-#include "harness/process_state.hpp"
+#include "util/process_state.hpp"
 #include "reports/render.hpp"
 #include "reports/store.hpp"
 #include "support/test_support.hpp"

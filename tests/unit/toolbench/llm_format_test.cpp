@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "support/test_support.hpp"
 #include "workloads/toolbench/agents/anthropic_format.hpp"
 #include "workloads/toolbench/agents/model_request.hpp"

@@ -4,7 +4,7 @@
 #include <initializer_list>
 
 #include "support/test_support.hpp"
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 #include "workloads/toolbench/task.hpp"
 
 namespace mlsb::toolbench {

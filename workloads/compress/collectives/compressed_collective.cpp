@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/clock.hpp"
+#include "util/clock.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -20,8 +20,6 @@ comm::ElemType elem_type(DType t) {
   }
   return comm::ElemType::F32;
 }
-
-bool is_stateful(std::string_view codec) { return codec == "topk" || codec == "randomk" || codec == "powersgd"; }
 
 TensorView slice(TensorView t, int64_t begin, int64_t n) {
   return {t.data + static_cast<size_t>(begin) * dtype_size(t.dtype), n, t.dtype, {}};
@@ -79,8 +77,9 @@ std::string_view to_string(Algorithm a) {
 
 Algorithm default_algorithm(Collective op, std::string_view codec) {
   if (codec == "none") return Algorithm::Native;
-  if (op != Collective::AllReduce || codec == "topk") return Algorithm::Gather;
-  return codec == "randomk" || codec == "powersgd" ? Algorithm::Linear : Algorithm::Ring;
+  const CodecSpec& spec = codec_spec(codec);
+  if (op != Collective::AllReduce || (spec.stateful && !spec.summable)) return Algorithm::Gather;
+  return spec.summable ? Algorithm::Linear : Algorithm::Ring;
 }
 
 int64_t collective_output_count(Collective op, int64_t count, int ranks) {
@@ -97,10 +96,11 @@ CompressedCollective::CompressedCollective(comm::Communicator& comm, Collective 
   const std::string where = "algorithm " + std::string(to_string(algorithm)) + " with codec " + codec.name;
   if ((algorithm == Algorithm::Ring || algorithm == Algorithm::Linear) && op != Collective::AllReduce)
     throw std::invalid_argument(where + ": only allreduce (not " + std::string(comm::to_string(op)) + ")");
-  if (algorithm == Algorithm::Ring && is_stateful(codec.name))
+  const CodecSpec& spec = codec_spec(codec.name);
+  if (algorithm == Algorithm::Ring && spec.stateful)
     throw std::invalid_argument(where + ": ring compresses a different chunk each step, so stateful codecs "
                                 "(topk, randomk, powersgd) use gather or linear");
-  if (algorithm == Algorithm::Linear && codec.name != "randomk" && codec.name != "powersgd")
+  if (algorithm == Algorithm::Linear && !spec.summable)
     throw std::invalid_argument(where + ": only randomk and powersgd encodings can be summed");
   if (algorithm == Algorithm::Native && codec.name != "none")
     throw std::invalid_argument(where + ": native collectives are uncompressed (codec none)");

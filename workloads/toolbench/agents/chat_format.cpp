@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::toolbench {
 

@@ -56,7 +56,7 @@ struct CallResult {
 /// Most bytes of one tool result fed back to the model (a whole file read can be megabytes).
 inline constexpr std::size_t kMaxResultBytes = 16 * 1024;
 /// What the model is told of `outcome`: its text (cut to kMaxResultBytes at a UTF-8 boundary, marked with
-/// the original length: harness/text.hpp utf8_excerpt), or
+/// the original length: util/text.hpp utf8_excerpt), or
 /// "error: <why>" when no result came back or the tool reported isError.
 CallResult call_result(const std::string& call_id, const ToolOutcome& outcome);
 

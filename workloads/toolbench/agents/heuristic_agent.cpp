@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "harness/text.hpp"
+#include "util/text.hpp"
 #include "workloads/toolbench/tool_retrieval.hpp"
 
 namespace mlsb::toolbench {

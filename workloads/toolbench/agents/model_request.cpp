@@ -4,8 +4,8 @@
 #include <cmath>
 #include <thread>
 
-#include "harness/json_parse.hpp"
-#include "harness/text.hpp"
+#include "util/json_parse.hpp"
+#include "util/text.hpp"
 #include "mcp/curl_handle.hpp"
 #include "workloads/toolbench/agent.hpp"
 

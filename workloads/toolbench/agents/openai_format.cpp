@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 
 namespace mlsb::toolbench {
 

@@ -1,4 +1,4 @@
-#include "mcp/server/http_server.hpp"
+#include "mcp/tool_server/http_server.hpp"
 
 #include <httplib.h>
 
@@ -6,8 +6,8 @@
 #include <set>
 #include <thread>
 
-#include "harness/json_parse.hpp"
-#include "harness/uuid.hpp"
+#include "util/json_parse.hpp"
+#include "util/uuid.hpp"
 #include "mcp/jsonrpc.hpp"
 
 namespace mlsb::mcp {

@@ -1,8 +1,8 @@
-#include "harness/json_file.hpp"
+#include "util/json_file.hpp"
 
 #include <fstream>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 
 namespace mlsb {
 

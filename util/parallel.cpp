@@ -1,4 +1,4 @@
-#include "harness/parallel.hpp"
+#include "util/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>

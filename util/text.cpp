@@ -1,4 +1,4 @@
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "harness/catalog.hpp"
+#include "app/catalog.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -7,7 +7,7 @@
 #include "harness/alias.hpp"
 #include "harness/registry.hpp"
 #include "harness/suite.hpp"
-#include "harness/text.hpp"
+#include "util/text.hpp"
 
 namespace mlsb {
 

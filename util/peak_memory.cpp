@@ -1,4 +1,4 @@
-#include "harness/peak_memory.hpp"
+#include "util/peak_memory.hpp"
 
 #include <fstream>
 #include <string>

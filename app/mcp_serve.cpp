@@ -1,9 +1,9 @@
-#include "harness/mcp_serve.hpp"
+#include "app/mcp_serve.hpp"
 
 #include <mutex>
 
-#include "harness/catalog.hpp"
-#include "harness/json_parse.hpp"
+#include "app/catalog.hpp"
+#include "util/json_parse.hpp"
 #include "harness/plan.hpp"
 #include "harness/runner.hpp"
 #include "reports/compare.hpp"

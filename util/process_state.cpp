@@ -1,4 +1,4 @@
-#include "harness/process_state.hpp"
+#include "util/process_state.hpp"
 
 #include <signal.h>
 #include <unistd.h>

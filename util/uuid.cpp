@@ -1,4 +1,4 @@
-#include "harness/uuid.hpp"
+#include "util/uuid.hpp"
 
 #include <cstdint>
 #include <cstdio>

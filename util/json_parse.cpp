@@ -1,4 +1,4 @@
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -3,7 +3,7 @@
 // standard input, responses on standard output, one per line.
 #include <atomic>
 
-#include "mcp/server/tool_server.hpp"
+#include "mcp/tool_server/tool_server.hpp"
 
 namespace mlsb::mcp {
 

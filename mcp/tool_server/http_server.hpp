@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "mcp/server/tool_server.hpp"
+#include "mcp/tool_server/tool_server.hpp"
 
 namespace mlsb::mcp {
 

@@ -1,8 +1,8 @@
-#include "mcp/server/tool_server.hpp"
+#include "mcp/tool_server/tool_server.hpp"
 
 #include <algorithm>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "mcp/client.hpp"
 #include "mcp/jsonrpc.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "mcp/server/tool_server.hpp"
+#include "mcp/tool_server/tool_server.hpp"
 
 namespace mlsb {
 

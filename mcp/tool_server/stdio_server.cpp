@@ -1,4 +1,4 @@
-#include "mcp/server/stdio_server.hpp"
+#include "mcp/tool_server/stdio_server.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "harness/json_parse.hpp"
+#include "util/json_parse.hpp"
 #include "mcp/jsonrpc.hpp"
 
 namespace mlsb::mcp {

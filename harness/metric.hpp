@@ -1,0 +1,23 @@
+#pragma once
+// What a metric is: its name, unit and better direction. The one part of the workload API that reports
+// and the store read (they never see State or Workload).
+#include <string>
+#include <string_view>
+
+namespace mlsb {
+
+/// Which direction of a metric is an improvement.
+enum class Better { Lower, Higher };
+std::string_view to_string(Better b);
+/// Parses "lower"/"higher"; throws std::invalid_argument.
+Better parse_better(std::string_view text);
+
+/// One metric a workload records. Names are a stable vocabulary (reports and compare key on them).
+struct Metric {
+  std::string name;
+  std::string unit;  ///< "ms", "GB/s", "TFLOP/s", "ratio", "tasks/s", ...
+  Better better = Better::Lower;
+  std::string help;
+};
+
+}  // namespace mlsb
