@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "workloads/compress/lossy_stream.hpp"
@@ -33,6 +34,16 @@ bool blocked(QuantKind k) { return k == QuantKind::Int8Block || k == QuantKind::
 // quant_math.hpp's KIND is QuantKind's value.
 static_assert(static_cast<int>(QuantKind::Int8Block) == 3 && static_cast<int>(QuantKind::Fp8E4M3) == 4 &&
               static_cast<int>(QuantKind::Fp8E5M2) == 5);
+
+/// Calls f(std::integral_constant<int, KIND>{}) for block kind k (quant_math.hpp's template argument).
+template <typename F>
+void with_block_kind(QuantKind k, F&& f) {
+  switch (k) {
+    case QuantKind::Int8Block: return f(std::integral_constant<int, 3>{});
+    case QuantKind::Fp8E4M3: return f(std::integral_constant<int, 4>{});
+    default: return f(std::integral_constant<int, 5>{});
+  }
+}
 
 /// The 256 code values of a block kind (quant::code_value), looked up instead of converted per element.
 template <int KIND>
@@ -98,15 +109,7 @@ class QuantCodec final : public Codec {
         }
         break;
       }
-      case QuantKind::Int8Block:
-        encode_blocks<3>(in, w);
-        break;
-      case QuantKind::Fp8E4M3:
-        encode_blocks<4>(in, w);
-        break;
-      case QuantKind::Fp8E5M2:
-        encode_blocks<5>(in, w);
-        break;
+      default: with_block_kind(kind_, [&](auto kind) { encode_blocks<decltype(kind)::value>(in, w); }); break;
     }
     return w.size();
   }
@@ -144,15 +147,7 @@ class QuantCodec final : public Codec {
         }
         break;
       }
-      case QuantKind::Int8Block:
-        decode_blocks<3>(r, out);
-        break;
-      case QuantKind::Fp8E4M3:
-        decode_blocks<4>(r, out);
-        break;
-      case QuantKind::Fp8E5M2:
-        decode_blocks<5>(r, out);
-        break;
+      default: with_block_kind(kind_, [&](auto kind) { decode_blocks<decltype(kind)::value>(r, out); }); break;
     }
   }
 
