@@ -1,5 +1,7 @@
 #pragma once
-// RAII for libcurl easy handles and header lists, and libcurl's one-time global initialisation.
+// RAII for libcurl easy handles and header lists, libcurl's one-time global initialisation, and the one
+// way our HTTP clients (mcp's transports, toolbench's model requests) set up and perform a request.
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -28,6 +30,33 @@ class CurlHeaders {
  private:
   curl_slist* list_ = nullptr;
 };
+
+/// Where a transfer's reply goes: libcurl's header and write callbacks (CURLOPT_HEADERFUNCTION,
+/// CURLOPT_WRITEFUNCTION: returning less than they were given ends the transfer), both called with
+/// `data`; a null on_header leaves the header lines unread.
+struct CurlSinks {
+  curl_write_callback on_header = nullptr;
+  curl_write_callback on_body = nullptr;
+  void* data = nullptr;
+};
+
+/// Points `h` at `url` with the request header lines `headers` (alive until the transfer ends), the reply
+/// into `sinks`, without signals (CURLOPT_NOSIGNAL: timeouts in any thread). A GET until curl_perform is
+/// given a body; easy handles added to a multi handle are bound this way too.
+void curl_bind(CURL* h, const std::string& url, const CurlHeaders& headers, const CurlSinks& sinks);
+
+/// How a transfer ended: libcurl's code, the HTTP status (0 when no response came), and libcurl's
+/// message (its error buffer, else curl_easy_strerror) when rc != CURLE_OK.
+struct CurlResult {
+  CURLcode rc = CURLE_OK;
+  long status = 0;
+  std::string error;
+};
+
+/// Performs the transfer `h` was bound for (curl_bind), a POST of `body` when it is not null (put
+/// "Expect:" among the headers to skip the 100-continue round trip), within `timeout` (at least 1 ms)
+/// in all. Blocking; never throws for a failed transfer (see CurlResult).
+CurlResult curl_perform(CURL* h, const std::string* body, std::chrono::milliseconds timeout);
 
 /// Splits a response header line "Name: value\r\n"; returns false for status lines and the blank line.
 /// The name is lower-cased; the value is trimmed.

@@ -1,6 +1,5 @@
 #include "mcp/http_transport.hpp"
 
-#include <algorithm>
 #include <optional>
 #include <thread>
 
@@ -118,28 +117,12 @@ size_t HttpTransport::on_body(char* data, size_t size, size_t count, void* p) {
   return ex.too_big ? 0 : n;
 }
 
-void HttpTransport::bind(CURL* h, Exchange& ex, const CurlHeaders& headers) {
-  curl_easy_setopt(h, CURLOPT_URL, spec_.url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);  // a payload set afterwards makes it a POST
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &HttpTransport::on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &HttpTransport::on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-}
+CurlSinks HttpTransport::sinks(Exchange& ex) { return {&HttpTransport::on_header, &HttpTransport::on_body, &ex}; }
 
 CURLcode HttpTransport::perform(Exchange& ex, const CurlHeaders& headers, const std::string* payload,
                                 std::chrono::milliseconds timeout, std::string& error) {
   CurlEasy h = acquire();
-  char errbuf[CURL_ERROR_SIZE] = "";
-  bind(h.get(), ex, headers);
-  if (payload) {
-    curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, payload->data());
-    curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload->size()));
-  }
-  curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
-  curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
+  curl_bind(h.get(), spec_.url, headers, sinks(ex));
   if (ex.awaited_id) {  // a response that comes on another stream ends the wait (checked about once a second)
     curl_easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h.get(), CURLOPT_XFERINFODATA, &ex);
@@ -147,11 +130,11 @@ CURLcode HttpTransport::perform(Exchange& ex, const CurlHeaders& headers, const 
       return static_cast<Exchange*>(p)->done() ? 1 : 0;
     });
   }
-  const CURLcode rc = curl_easy_perform(h.get());
-  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &ex.status);
+  CurlResult r = curl_perform(h.get(), payload, timeout);
   release(std::move(h));
-  if (rc != CURLE_OK) error = *errbuf ? errbuf : curl_easy_strerror(rc);
-  return rc;
+  ex.status = r.status;
+  error = std::move(r.error);
+  return r.rc;
 }
 
 void HttpTransport::send(const json& message, std::chrono::milliseconds timeout) {
@@ -256,7 +239,7 @@ void HttpTransport::listen_loop() {
     if (!last_id.empty()) headers.add("Last-Event-ID: " + last_id);
     add_common_headers(headers);
     CurlEasy h = make_curl_easy();
-    bind(h.get(), ex, headers);
+    curl_bind(h.get(), spec_.url, headers, sinks(ex));
     curl_multi_add_handle(multi_, h.get());
     int running = 1;
     while (running && !stop_listening_) {

@@ -40,8 +40,8 @@ class HttpTransport final : public Transport {
 
  private:
   struct Exchange;
-  /// Points `h` at the endpoint with `headers`, its replies parsed into `ex`; a GET until a payload is set.
-  void bind(CURL* h, Exchange& ex, const CurlHeaders& headers);
+  /// The callbacks that parse a reply into `ex` (for curl_bind).
+  static CurlSinks sinks(Exchange& ex);
   /// One HTTP exchange on a pooled handle: a POST of `payload`, or a GET when it is null. Returns
   /// curl's code and, when not CURLE_OK, its message in `error`.
   CURLcode perform(Exchange& ex, const CurlHeaders& headers, const std::string* payload,

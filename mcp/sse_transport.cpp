@@ -137,26 +137,17 @@ void SseTransport::send(const json& message, std::chrono::milliseconds timeout) 
   headers.add("Expect:");
   for (const auto& [k, v] : spec_.headers) headers.add(k + ": " + v);
   std::string body;
-  long status = 0;
   std::lock_guard lock(post_mu_);
   CURL* h = post_.get();
   curl_easy_reset(h);
-  curl_easy_setopt(h, CURLOPT_URL, endpoint.c_str());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &collect);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  const CURLcode rc = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_bind(h, endpoint, headers, {nullptr, &collect, &body});
+  const CurlResult r = curl_perform(h, &payload, timeout);
   const std::string where = "server '" + spec_.name + "': POST " + endpoint;
-  if (rc == CURLE_OPERATION_TIMEDOUT) throw TimeoutError(where + " timed out after " + std::to_string(timeout.count()) + " ms");
-  if (rc != CURLE_OK) throw McpError(where + " failed: " + curl_easy_strerror(rc));
-  if (status >= 400) {
-    throw McpError(where + " answered HTTP " + std::to_string(status) +
-                   (body.empty() ? "" : ": " + body));
+  if (r.rc == CURLE_OPERATION_TIMEDOUT)
+    throw TimeoutError(where + " timed out after " + std::to_string(timeout.count()) + " ms");
+  if (r.rc != CURLE_OK) throw McpError(where + " failed: " + r.error);
+  if (r.status >= 400) {
+    throw McpError(where + " answered HTTP " + std::to_string(r.status) + (body.empty() ? "" : ": " + body));
   }
 }
 

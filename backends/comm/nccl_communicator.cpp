@@ -8,6 +8,8 @@
 #include <cstring>
 #include <thread>
 
+#include "backends/cuda/device.hpp"
+
 namespace mlsb::comm {
 namespace {
 
@@ -54,10 +56,11 @@ class NcclCommunicator final : public Communicator {
     timeout_s_ = boot.timeout();
     rank_ = boot.rank();
     size_ = boot.size();
-    int devices = 0;
-    if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
-      cudaGetLastError();
-      throw CommError(std::string("nccl: no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "none visible") + ")");
+    const int devices = cuda::device_count();
+    if (devices == 0) {
+      std::string why;
+      cuda::cuda_available(&why);
+      throw CommError("nccl: " + (why.empty() ? std::string("no CUDA device (none visible)") : why));
     }
     device_ = local_rank(rank_) % devices;
     try {

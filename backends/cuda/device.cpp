@@ -82,12 +82,18 @@ bool cuda_available(std::string* why) {
   return a.ok;
 }
 
+int device_count() {
+  int n = 0;
+#ifdef MLSB_HAVE_CUDA
+  if (cuda_available() && cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+#endif
+  return n;
+}
+
 std::vector<std::string> device_names() {
   std::vector<std::string> names;
 #ifdef MLSB_HAVE_CUDA
-  if (!cuda_available()) return names;
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return names;
+  const int n = device_count();
   for (int i = 0; i < n; ++i) {
     cudaDeviceProp prop{};
     names.push_back(cudaGetDeviceProperties(&prop, i) == cudaSuccess ? prop.name : "?");

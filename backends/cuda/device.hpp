@@ -33,8 +33,12 @@ std::optional<DeviceSpec> lookup_device(std::string_view cuda_name);
 
 /// True when this build has CUDA and a device can run kernels. Otherwise false, and `why` (when
 /// given) says why: "built without CUDA", "no CUDA device (CUDA driver version is insufficient)", ...
-/// Never throws; never needs a driver to answer. The answer is computed once per process.
+/// Never throws; never needs a driver to answer. The answer is computed once per process. This is the
+/// one "is there a GPU" answer: probe() (probe.hpp) lists GPUs only when it is true.
 bool cuda_available(std::string* why = nullptr);
+
+/// How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES honoured); 0 when cuda_available() is false.
+int device_count();
 
 /// Names of the visible CUDA devices (ordinal order); empty when cuda_available() is false.
 std::vector<std::string> device_names();

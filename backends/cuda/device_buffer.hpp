@@ -15,6 +15,11 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   void* data() const { return data_; }
+  /// The buffer as an array of T (device memory: not for dereferencing on the host).
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   size_t size() const { return bytes_; }
   /// Copies `bytes` (<= size()) from host memory into the buffer, or out of it; synchronous.
   void upload(const void* host, size_t bytes);

@@ -4,6 +4,8 @@
 
 #include <initializer_list>
 
+#include "backends/cuda/device.hpp"
+
 namespace mlsb::cuda {
 namespace {
 
@@ -79,6 +81,11 @@ Probe probe() {
     char bus[32] = {};
     if (bus_id) bus_id(bus, sizeof bus, dev);
     p.gpus.push_back({buf, bytes, bus});
+  }
+  // The driver sees GPUs; whether this build can run kernels on them is cuda_available()'s answer.
+  if (std::string why; !p.gpus.empty() && !cuda_available(&why)) {
+    p.gpus.clear();
+    p.note = why;
   }
   return p;
 }

@@ -39,4 +39,12 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+/// Milliseconds between two recorded, completed timing events (cudaEventElapsedTime: about 0.5 us
+/// resolution). Throws std::runtime_error("CONTEXT: cudaEventElapsedTime: ...") otherwise.
+inline float elapsed_ms(const Event& start, const Event& end, const char* context = "cuda") {
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, start.get(), end.get()), "cudaEventElapsedTime", context);
+  return ms;
+}
+
 }  // namespace mlsb::cuda

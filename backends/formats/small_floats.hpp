@@ -8,11 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifdef __CUDACC__
-#define MLSB_HD __host__ __device__ __forceinline__
-#else
-#define MLSB_HD inline
-#endif
+#include "backends/cuda/host_device.hpp"
 
 namespace mlsb::formats {
 

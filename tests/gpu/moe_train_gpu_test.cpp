@@ -18,6 +18,7 @@
 #include "backends/cuda/device.hpp"
 #include "backends/formats/small_floats.hpp"
 #include "workloads/moe_train/adamw.hpp"
+#include "workloads/common/activations.hpp"
 #include "workloads/moe_train/cuda/elementwise_math.hpp"
 #include "workloads/moe_train/cuda/routing_math.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
@@ -165,12 +166,12 @@ TEST(MoeTrainGpuMath, SwigluBackwardIsTheDerivative) {
   for (float gate : {-6.0f, -1.5f, -0.2f, 0.0f, 0.3f, 2.0f, 7.0f})
     for (float up : {-2.0f, 0.5f, 1.25f}) {
       float dg = 0, du = 0;
-      math::swiglu_backward(gate, up, 1.0f, dg, du);
+      common::swiglu_backward(gate, up, 1.0f, dg, du);
       const double eps = 1e-3;
       auto f = [](double g, double u) { return g / (1 + std::exp(-g)) * u; };
       EXPECT_NEAR(dg, (f(gate + eps, up) - f(gate - eps, up)) / (2 * eps), 1e-4);
       EXPECT_NEAR(du, (f(gate, up + eps) - f(gate, up - eps)) / (2 * eps), 1e-4);
-      EXPECT_NEAR(math::swiglu(gate, up), f(gate, up), 1e-5);
+      EXPECT_NEAR(common::swiglu(gate, up), f(gate, up), 1e-5);
     }
 }
 

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cuda/device_buffer.hpp"
+#include "backends/cuda/stream.hpp"
 #include "workloads/compress/cuda/codec_math.hpp"
 #include "workloads/compress/cuda/kernels.hpp"
 #include "workloads/compress/exponent.hpp"
@@ -44,47 +46,14 @@ void check(cudaError_t err, const std::string& codec, const char* what) {
   }
 }
 
-/// Owns one cudaMalloc allocation.
-class DeviceBuffer {
- public:
-  DeviceBuffer(size_t bytes, const std::string& codec) : bytes_(bytes) {
-    if (bytes) check(cudaMalloc(&ptr_, bytes), codec, "cudaMalloc");
+/// A device buffer of `bytes`; a failed allocation is a CodecError naming the codec.
+cuda::DeviceBuffer device_buffer(size_t bytes, const std::string& codec) {
+  try {
+    return cuda::DeviceBuffer(bytes);
+  } catch (const std::runtime_error& e) {
+    throw CodecError(codec + " (gpu): " + e.what());
   }
-  ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <typename T = uint8_t>
-  T* get() const { return static_cast<T*>(ptr_); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_;
-};
-
-/// A stream and the four events of a round trip.
-struct Timing {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t ev[4] = {};
-  explicit Timing(const std::string& codec) {
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), codec, "cudaStreamCreate");
-    for (auto& e : ev) check(cudaEventCreate(&e), codec, "cudaEventCreate");
-  }
-  ~Timing() {
-    for (auto e : ev)
-      if (e) cudaEventDestroy(e);
-    if (stream) cudaStreamDestroy(stream);
-  }
-  Timing(const Timing&) = delete;
-  Timing& operator=(const Timing&) = delete;
-  double ms(int a, int b) const {
-    float t = 0;
-    cudaEventElapsedTime(&t, ev[a], ev[b]);
-    return t;
-  }
-};
+}
 
 void require_device(const std::string& codec) {
   std::string why;
@@ -133,11 +102,12 @@ size_t exponent_max_bytes(int64_t count, DType dtype) {
 size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st, ExpInfo& info) {
   const std::string codec = "exponent";
   const int dt = static_cast<int>(dtype);
-  DeviceBuffer d_hist(256 * sizeof(unsigned long long), codec);
-  check(cudaMemsetAsync(d_hist.get(), 0, d_hist.bytes(), st), codec, "cudaMemset");
-  detail::exponent_histogram(dt, d_in, count, d_hist.get<unsigned long long>(), st);
+  const auto d_hist = device_buffer(256 * sizeof(unsigned long long), codec);
+  check(cudaMemsetAsync(d_hist.as<uint8_t>(), 0, d_hist.size(), st), codec, "cudaMemset");
+  detail::exponent_histogram(dt, d_in, count, d_hist.as<unsigned long long>(), st);
   std::array<uint64_t, 256> hist{};
-  check(cudaMemcpyAsync(hist.data(), d_hist.get(), d_hist.bytes(), cudaMemcpyDeviceToHost, st), codec, "histogram copy");
+  check(cudaMemcpyAsync(hist.data(), d_hist.as<uint8_t>(), d_hist.size(), cudaMemcpyDeviceToHost, st), codec,
+        "histogram copy");
   check(cudaStreamSynchronize(st), codec, "histogram");
 
   ExpInfo& h = info;
@@ -173,13 +143,13 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   std::memcpy(table.len, h.code_len.data(), 256);
   const int64_t chunks = h.chunks();
   auto* sb = reinterpret_cast<uint32_t*>(d_out + kExponentHeaderBytes);
-  DeviceBuffer d_off(8 * (static_cast<size_t>(chunks) + 1), codec);
+  const auto d_off = device_buffer(8 * (static_cast<size_t>(chunks) + 1), codec);
   detail::exponent_stream_bytes(dt, d_in, count, table, sb, st);
-  detail::exponent_chunk_offsets(sb, h.streams, chunks, d_off.get<uint64_t>(), st);
-  detail::exponent_encode(dt, d_in, count, table, true, sb, d_off.get<uint64_t>(),
+  detail::exponent_chunk_offsets(sb, h.streams, chunks, d_off.as<uint64_t>(), st);
+  detail::exponent_encode(dt, d_in, count, table, true, sb, d_off.as<uint64_t>(),
                           d_out + kExponentHeaderBytes + h.table_bytes(), st);
   uint64_t total = 0;
-  check(cudaMemcpyAsync(&total, d_off.get<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
+  check(cudaMemcpyAsync(&total, d_off.as<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
   check(cudaStreamSynchronize(st), codec, "encode");
   return kExponentHeaderBytes + h.table_bytes() + total + raw;
 }
@@ -196,16 +166,18 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
   }
   std::vector<uint16_t> table(size_t{1} << h.L);
   math::build_decode_table(h.code_len.data(), h.L, table.data());
-  DeviceBuffer d_table(table.size() * 2, codec), d_off(8 * (static_cast<size_t>(h.chunks()) + 1), codec),
-      d_err(sizeof(int), codec);
-  check(cudaMemcpyAsync(d_table.get(), table.data(), d_table.bytes(), cudaMemcpyHostToDevice, st), codec, "table copy");
-  check(cudaMemsetAsync(d_err.get(), 0, sizeof(int), st), codec, "cudaMemset");
+  const auto d_table = device_buffer(table.size() * 2, codec);
+  const auto d_off = device_buffer(8 * (static_cast<size_t>(h.chunks()) + 1), codec);
+  const auto d_err = device_buffer(sizeof(int), codec);
+  check(cudaMemcpyAsync(d_table.as<uint8_t>(), table.data(), d_table.size(), cudaMemcpyHostToDevice, st), codec,
+        "table copy");
+  check(cudaMemsetAsync(d_err.as<uint8_t>(), 0, sizeof(int), st), codec, "cudaMemset");
   const auto* sb = reinterpret_cast<const uint32_t*>(d_stream + kExponentHeaderBytes);
-  detail::exponent_chunk_offsets(sb, h.streams, h.chunks(), d_off.get<uint64_t>(), st);
-  detail::exponent_decode(dt, d_stream + kExponentHeaderBytes + h.table_bytes(), sb, d_off.get<uint64_t>(), h.count,
-                          h.chunk_elems, h.streams, h.L, d_table.get<uint16_t>(), d_out, d_err.get<int>(), st);
+  detail::exponent_chunk_offsets(sb, h.streams, h.chunks(), d_off.as<uint64_t>(), st);
+  detail::exponent_decode(dt, d_stream + kExponentHeaderBytes + h.table_bytes(), sb, d_off.as<uint64_t>(), h.count,
+                          h.chunk_elems, h.streams, h.L, d_table.as<uint16_t>(), d_out, d_err.as<int>(), st);
   int err = 0;
-  check(cudaMemcpyAsync(&err, d_err.get(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
+  check(cudaMemcpyAsync(&err, d_err.as<uint8_t>(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
   check(cudaStreamSynchronize(st), codec, "decode");
   static const char* const what[] = {"", "a bitstream ends inside a code", "a bitstream holds a prefix no code has",
                                      "a bitstream has bytes after its last code", "a bitstream's padding bits are not 0"};
@@ -281,10 +253,10 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
   if (blocked(q.kind)) {
     detail::quant_block_encode(kind, dt, d_in, count, q.block, d_out, st);
   } else {
-    DeviceBuffer d_absmax(sizeof(unsigned int), codec);
-    check(cudaMemsetAsync(d_absmax.get(), 0, sizeof(unsigned int), st), codec, "cudaMemset");
-    if (q.kind == QuantKind::CastFp16) detail::quant_absmax(dt, d_in, count, d_absmax.get<unsigned int>(), st);
-    detail::quant_cast_encode(kind, dt, d_in, count, d_absmax.get<unsigned int>(), d_out, st);
+    const auto d_absmax = device_buffer(sizeof(unsigned int), codec);
+    check(cudaMemsetAsync(d_absmax.as<uint8_t>(), 0, sizeof(unsigned int), st), codec, "cudaMemset");
+    if (q.kind == QuantKind::CastFp16) detail::quant_absmax(dt, d_in, count, d_absmax.as<unsigned int>(), st);
+    detail::quant_cast_encode(kind, dt, d_in, count, d_absmax.as<unsigned int>(), d_out, st);
     check(cudaStreamSynchronize(st), codec, "encode");  // before d_absmax is freed
   }
   return quant_bytes(q, count);
@@ -330,32 +302,39 @@ RoundTrip round_trip(const CodecConfig& config, TensorView in) {
   const bool exponent = config.name == "exponent";
   const QuantInfo q = exponent ? QuantInfo{QuantKind::CastBf16} : quant_info(config);
   const size_t max_bytes = exponent ? exponent_max_bytes(in.count, in.dtype) : quant_bytes(q, in.count);
-  DeviceBuffer d_in(in.bytes(), config.name), d_stream(max_bytes, config.name), d_out(in.bytes(), config.name);
-  if (in.bytes()) check(cudaMemcpy(d_in.get(), in.data, in.bytes(), cudaMemcpyHostToDevice), config.name, "input copy");
-  Timing tm(config.name);
-  const auto* x = d_in.get<const uint8_t>();
+  const auto d_in = device_buffer(in.bytes(), config.name);
+  const auto d_stream = device_buffer(max_bytes, config.name);
+  const auto d_out = device_buffer(in.bytes(), config.name);
+  if (in.bytes())
+    check(cudaMemcpy(d_in.as<uint8_t>(), in.data, in.bytes(), cudaMemcpyHostToDevice), config.name, "input copy");
+  cuda::Stream queue;
+  cuda::Event ev[4];
+  const auto* x = d_in.as<const uint8_t>();
   RoundTrip rt;
   size_t size = 0;
-  check(cudaEventRecord(tm.ev[0], tm.stream), config.name, "cudaEventRecord");
+  check(cudaEventRecord(ev[0].get(), queue.get()), config.name, "cudaEventRecord");
   ExpInfo info;
-  size = exponent ? exponent_encode(x, in.count, in.dtype, d_stream.get(), tm.stream, info)
-                  : quant_encode(q, x, in.count, in.dtype, d_stream.get(), tm.stream);
-  check(cudaEventRecord(tm.ev[1], tm.stream), config.name, "cudaEventRecord");
-  check(cudaEventRecord(tm.ev[2], tm.stream), config.name, "cudaEventRecord");
+  size = exponent ? exponent_encode(x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get(), info)
+                  : quant_encode(q, x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get());
+  check(cudaEventRecord(ev[1].get(), queue.get()), config.name, "cudaEventRecord");
+  check(cudaEventRecord(ev[2].get(), queue.get()), config.name, "cudaEventRecord");
   if (exponent) {
-    exponent_decode(d_stream.get(), info, d_out.get(), tm.stream);
+    exponent_decode(d_stream.as<uint8_t>(), info, d_out.as<uint8_t>(), queue.get());
   } else {
-    quant_decode(q, d_stream.get(), in.count, in.dtype, d_out.get(), tm.stream);
+    quant_decode(q, d_stream.as<uint8_t>(), in.count, in.dtype, d_out.as<uint8_t>(), queue.get());
   }
-  check(cudaEventRecord(tm.ev[3], tm.stream), config.name, "cudaEventRecord");
-  check(cudaStreamSynchronize(tm.stream), config.name, "round trip");
-  rt.compress_ms = tm.ms(0, 1);
-  rt.decompress_ms = tm.ms(2, 3);
+  check(cudaEventRecord(ev[3].get(), queue.get()), config.name, "cudaEventRecord");
+  check(cudaStreamSynchronize(queue.get()), config.name, "round trip");
+  rt.compress_ms = cuda::elapsed_ms(ev[0], ev[1]);
+  rt.decompress_ms = cuda::elapsed_ms(ev[2], ev[3]);
   rt.stream.resize(size);
   rt.decoded.resize(in.bytes());
-  if (size) check(cudaMemcpy(rt.stream.data(), d_stream.get(), size, cudaMemcpyDeviceToHost), config.name, "stream copy");
+  if (size)
+    check(cudaMemcpy(rt.stream.data(), d_stream.as<uint8_t>(), size, cudaMemcpyDeviceToHost), config.name,
+          "stream copy");
   if (in.bytes())
-    check(cudaMemcpy(rt.decoded.data(), d_out.get(), in.bytes(), cudaMemcpyDeviceToHost), config.name, "output copy");
+    check(cudaMemcpy(rt.decoded.data(), d_out.as<uint8_t>(), in.bytes(), cudaMemcpyDeviceToHost), config.name,
+          "output copy");
   return rt;
 }
 
@@ -370,16 +349,19 @@ std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t
     h = exponent_info(stream, count, dtype);
   else
     q = quant_stream_info(config, stream, count, dtype);
-  DeviceBuffer d_stream(stream.size(), config.name), d_out(out_bytes, config.name);
-  check(cudaMemcpy(d_stream.get(), stream.data(), stream.size(), cudaMemcpyHostToDevice), config.name, "stream copy");
-  Timing tm(config.name);
+  const auto d_stream = device_buffer(stream.size(), config.name);
+  const auto d_out = device_buffer(out_bytes, config.name);
+  check(cudaMemcpy(d_stream.as<uint8_t>(), stream.data(), stream.size(), cudaMemcpyHostToDevice), config.name,
+        "stream copy");
+  cuda::Stream queue;
   if (exponent)
-    exponent_decode(d_stream.get(), h, d_out.get(), tm.stream);
+    exponent_decode(d_stream.as<uint8_t>(), h, d_out.as<uint8_t>(), queue.get());
   else
-    quant_decode(q, d_stream.get(), count, dtype, d_out.get(), tm.stream);
-  check(cudaStreamSynchronize(tm.stream), config.name, "decode");
+    quant_decode(q, d_stream.as<uint8_t>(), count, dtype, d_out.as<uint8_t>(), queue.get());
+  check(cudaStreamSynchronize(queue.get()), config.name, "decode");
   std::vector<uint8_t> out(out_bytes);
-  if (out_bytes) check(cudaMemcpy(out.data(), d_out.get(), out_bytes, cudaMemcpyDeviceToHost), config.name, "output copy");
+  if (out_bytes)
+    check(cudaMemcpy(out.data(), d_out.as<uint8_t>(), out_bytes, cudaMemcpyDeviceToHost), config.name, "output copy");
   return out;
 }
 

@@ -7,13 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/formats/tensor_file.hpp"
 #include "workloads/compress/tensor.hpp"
 
 namespace mlsb::compress {
 
 /// A tensor file is unreadable, truncated, malformed, or holds an unsupported dtype; the message
-/// names the file and the field or tensor.
-struct TensorFileError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// names the file and the field or tensor (backends/formats/tensor_file.hpp).
+using formats::TensorFileError;
 
 /// Synthetic distributions: "gaussian" N(0, sigma), "laplace" (scale sigma/sqrt 2, same stddev),
 /// "uniform" U(-sigma*sqrt 3, sigma*sqrt 3) (same stddev), "outliers" (gaussian with 0.1% of elements
@@ -29,9 +30,9 @@ Tensor generate(std::string_view distribution, DType dtype, int64_t count, doubl
 /// Tensors stored in a file: safetensors (Hugging Face format: 8-byte header length, JSON header with
 /// dtype/shape/data_offsets per tensor) or NumPy .npy (v1-v3; '<f4', '<f2'; bf16 as '<V2' is not
 /// standard, so .npy holds fp32/fp16). Dtypes F32, F16, BF16 are supported; others get TensorFileError.
-/// The format is told by the magic bytes ("\x93NUMPY"), not the extension. safetensors: header length
-/// <= 100 MB and within the file, offsets checked against the data section and the shape, "__metadata__"
-/// ignored, tensors listed in data-offset order; only the requested tensor's bytes are read. .npy:
+/// The format is told by the magic bytes ("\x93NUMPY"), not the extension. safetensors: read and checked
+/// by formats::read_safetensors_header (header limits, offsets against the data section and the shape),
+/// tensors listed in data-offset order; only the requested tensor's bytes are read. .npy:
 /// big-endian '>f4'/'>f2' are byte-swapped on load; fortran_order True is refused unless at most one
 /// dimension exceeds 1 (then the bytes are the same).
 struct TensorInfo {

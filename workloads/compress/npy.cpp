@@ -13,6 +13,8 @@ namespace mlsb::compress {
 namespace detail {
 namespace {
 
+using formats::InputFile;
+
 constexpr uint64_t kMaxNpyHeaderBytes = 1u << 20;
 
 struct NpyHeader {
@@ -59,7 +61,7 @@ class DictParser {
     else file_.fail("has dtype '" + descr + "'; supported: '<f4', '<f2' (and big-endian '>f4', '>f2')");
     h.big_endian = descr[0] == '>';
     if (fortran) std::reverse(h.info.shape.begin(), h.info.shape.end());  // the same bytes in C order
-    if (!checked_count(h.info.shape, dtype_size(h.info.dtype), h.info.count))
+    if (!formats::checked_count(h.info.shape, dtype_size(h.info.dtype), h.info.count))
       fail("shape overflows a 64-bit size");
     return h;
   }
@@ -157,9 +159,9 @@ NpyHeader read_npy_header(InputFile& file) {
 
 }  // namespace
 
-std::vector<TensorInfo> npy_list(InputFile& file) { return {read_npy_header(file).info}; }
+std::vector<TensorInfo> npy_list(formats::InputFile& file) { return {read_npy_header(file).info}; }
 
-Tensor npy_load(InputFile& file, std::string_view name) {
+Tensor npy_load(formats::InputFile& file, std::string_view name) {
   NpyHeader h = read_npy_header(file);
   if (name != "all" && name != h.info.name)
     file.fail("no tensor named '" + std::string(name) + "' (a .npy file holds one, named '" + h.info.name +
@@ -187,7 +189,7 @@ void write_npy(const std::filesystem::path& file, const Tensor& tensor) {
     throw std::invalid_argument("write_npy: bf16 has no standard .npy dtype; write safetensors instead");
   int64_t count = 0;
   if (!tensor.shape.empty() &&
-      (!detail::checked_count(tensor.shape, dtype_size(tensor.dtype), count) || count != tensor.count()))
+      (!formats::checked_count(tensor.shape, dtype_size(tensor.dtype), count) || count != tensor.count()))
     throw std::invalid_argument("write_npy: tensor '" + tensor.name + "' has a shape that does not match its " +
                                 std::to_string(tensor.count()) + " elements");
   const std::vector<int64_t> shape = tensor.shape.empty() ? std::vector<int64_t>{tensor.count()} : tensor.shape;

@@ -6,9 +6,11 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "workloads/compress/lossy_stream.hpp"
+#include "workloads/compress/quant_math.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -29,35 +31,37 @@ std::string kind_name(QuantKind k) {
 
 bool blocked(QuantKind k) { return k == QuantKind::Int8Block || k == QuantKind::Fp8E4M3 || k == QuantKind::Fp8E5M2; }
 
-float qmax(QuantKind k) {
+// quant_math.hpp's KIND is QuantKind's value.
+static_assert(static_cast<int>(QuantKind::Int8Block) == 3 && static_cast<int>(QuantKind::Fp8E4M3) == 4 &&
+              static_cast<int>(QuantKind::Fp8E5M2) == 5);
+
+/// Calls f(std::integral_constant<int, KIND>{}) for block kind k (quant_math.hpp's template argument).
+template <typename F>
+void with_block_kind(QuantKind k, F&& f) {
   switch (k) {
-    case QuantKind::Int8Block: return 127.0f;
-    case QuantKind::Fp8E4M3: return 448.0f;
-    case QuantKind::Fp8E5M2: return 57344.0f;
-    default: return 1.0f;
+    case QuantKind::Int8Block: return f(std::integral_constant<int, 3>{});
+    case QuantKind::Fp8E4M3: return f(std::integral_constant<int, 4>{});
+    default: return f(std::integral_constant<int, 5>{});
   }
 }
 
-template <float (*Decode)(uint8_t)>
-const std::array<float, 256>& table() {
+/// The 256 code values of a block kind (quant::code_value), looked up instead of converted per element.
+template <int KIND>
+const std::array<float, 256>& code_values() {
   static const std::array<float, 256> t = [] {
     std::array<float, 256> a{};
-    for (int i = 0; i < 256; ++i) a[i] = Decode(static_cast<uint8_t>(i));
+    for (int i = 0; i < 256; ++i) a[i] = quant::code_value<KIND>(static_cast<uint8_t>(i));
     return a;
   }();
   return t;
 }
 
-float int8_decode(uint8_t q) {
-  return q == 0x80 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(static_cast<int8_t>(q));
-}
-
-/// k with absmax * 2^k in [2^14, 2^15), or 0 when absmax is 0 (or there is no finite element).
-int32_t fp16_scale_exponent(float absmax) {
-  if (!(absmax > 0)) return 0;
-  int e = 0;
-  std::frexp(absmax, &e);  // absmax = m 2^e, m in [0.5, 1): floor(log2 absmax) = e - 1
-  return 14 - (e - 1);
+/// The largest finite |x| of the elements (0 when none is finite and non-zero).
+template <typename Elements>
+float finite_absmax(int64_t n, Elements x) {
+  uint32_t mx = 0;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, quant::finite_abs_bits(x(i)));
+  return formats::u2f(mx);
 }
 
 class QuantCodec final : public Codec {
@@ -93,12 +97,8 @@ class QuantCodec final : public Codec {
         break;
       }
       case QuantKind::CastFp16: {
-        float absmax = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          const float a = std::fabs(load_float(in.data, in.dtype, i));
-          if (std::isfinite(a)) absmax = std::max(absmax, a);
-        }
-        const int32_t k = fp16_scale_exponent(absmax);
+        const int32_t k =
+            quant::fp16_scale_exponent(finite_absmax(n, [&](int64_t i) { return load_float(in.data, in.dtype, i); }));
         w.put(k);
         uint8_t* dst = w.reserve(2 * static_cast<size_t>(n));
         // x * 2^k as one or two exact power-of-two products (k <= 163; 2^k is a normal float up to 127).
@@ -109,7 +109,7 @@ class QuantCodec final : public Codec {
         }
         break;
       }
-      default: encode_blocks(in, w); break;
+      default: with_block_kind(kind_, [&](auto kind) { encode_blocks<decltype(kind)::value>(in, w); }); break;
     }
     return w.size();
   }
@@ -147,7 +147,7 @@ class QuantCodec final : public Codec {
         }
         break;
       }
-      default: decode_blocks(r, out); break;
+      default: with_block_kind(kind_, [&](auto kind) { decode_blocks<decltype(kind)::value>(r, out); }); break;
     }
   }
 
@@ -163,46 +163,24 @@ class QuantCodec final : public Codec {
     }
   }
 
-  uint8_t encode(float x, float scale) const {
-    if (!std::isfinite(x)) {
-      if (kind_ == QuantKind::Int8Block) return 0x80;
-      const uint8_t sign = std::signbit(x) ? 0x80 : 0;
-      return sign | (kind_ == QuantKind::Fp8E4M3 ? 0x7F : 0x7E);
-    }
-    if (scale == 0) return 0;  // all-zero block (or a scale that underflowed): every finite value is 0
-    const float v = x / scale;
-    switch (kind_) {
-      case QuantKind::Int8Block:
-        // Clamp, then round half to even by adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22).
-        return static_cast<uint8_t>(
-            static_cast<int8_t>((std::clamp(v, -127.0f, 127.0f) + 0x1.8p23f) - 0x1.8p23f));
-      case QuantKind::Fp8E4M3: return float_to_e4m3(v);
-      default: return float_to_e5m2(v);
-    }
-  }
-
+  template <int KIND>
   void encode_blocks(TensorView in, StreamWriter& w) const {
     const int64_t n = in.count, b = block_;
     const int64_t blocks = n / b + (n % b != 0);
     w.put(static_cast<uint32_t>(b));
     uint8_t* scales = w.reserve(4 * static_cast<size_t>(blocks));
     uint8_t* codes = w.reserve(static_cast<size_t>(n));
-    const float q = qmax(kind_);
     std::vector<float> buf(static_cast<size_t>(std::min(b, std::max<int64_t>(n, 1))));
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t begin = blk * b, len = std::min(b, n - begin);
-      float absmax = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        buf[i] = load_float(in.data, in.dtype, begin + i);
-        if (std::isfinite(buf[i])) absmax = std::max(absmax, std::fabs(buf[i]));
-      }
-      float scale = absmax / q;
-      if (std::isinf(scale * q)) scale = std::nextafter(scale, 0.0f);  // keep q * scale finite near FLT_MAX
+      for (int64_t i = 0; i < len; ++i) buf[i] = load_float(in.data, in.dtype, begin + i);
+      const float scale = quant::block_scale<KIND>(finite_absmax(len, [&](int64_t i) { return buf[i]; }));
       std::memcpy(scales + 4 * blk, &scale, 4);
-      for (int64_t i = 0; i < len; ++i) codes[begin + i] = encode(buf[i], scale);
+      for (int64_t i = 0; i < len; ++i) codes[begin + i] = quant::encode<KIND>(buf[i], scale);
     }
   }
 
+  template <int KIND>
   void decode_blocks(StreamReader& r, MutableTensorView out) const {
     const uint32_t b = r.get<uint32_t>("block");
     if (b == 0) r.fail("block size is 0");
@@ -213,15 +191,13 @@ class QuantCodec final : public Codec {
              " scales and " + std::to_string(n) + " codes need " + std::to_string(4 * blocks + n));
     const uint8_t* scales = r.take(4 * blocks, "scales");
     const uint8_t* codes = r.take(n, "codes");
-    const std::array<float, 256>& t = kind_ == QuantKind::Int8Block ? table<int8_decode>()
-                                      : kind_ == QuantKind::Fp8E4M3  ? table<e4m3_to_float>()
-                                                                     : table<e5m2_to_float>();
+    const std::array<float, 256>& values = code_values<KIND>();
     for (uint64_t blk = 0; blk < blocks; ++blk) {
       float scale;
       std::memcpy(&scale, scales + 4 * blk, 4);
       const uint64_t begin = blk * b, end = std::min<uint64_t>(n, begin + b);
       for (uint64_t i = begin; i < end; ++i)
-        store_float(out.data, out.dtype, static_cast<int64_t>(i), t[codes[i]] * scale);
+        store_float(out.data, out.dtype, static_cast<int64_t>(i), quant::scaled(values[codes[i]], scale));
     }
   }
 

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -8,6 +7,7 @@
 #include "backends/cpu/gemm.hpp"
 #include "util/clock.hpp"
 #include "harness/workload.hpp"
+#include "workloads/common/activations.hpp"
 #include "workloads/moe_offload/executor.hpp"
 
 namespace mlsb::moe_offload {
@@ -25,7 +25,7 @@ void expert_ffn_cpu(const ModelShape& m, const float* expert, const float* x, in
   cpu::gemm<float>(false, true, n, 2 * f, h, x, w13, 0.f, scratch);  // [n, 2f]: gate | up
   for (int64_t r = 0; r < n; ++r) {
     float* g = scratch + r * 2 * f;
-    for (int64_t j = 0; j < f; ++j) g[j] = g[j] / (1.f + std::exp(-g[j])) * g[f + j];
+    for (int64_t j = 0; j < f; ++j) g[j] = common::swiglu(g[j], g[f + j]);
   }
   cpu::gemm<float>(false, true, n, h, f, 1.f, scratch, 2 * f, w2, f, 0.f, out, h);
 }

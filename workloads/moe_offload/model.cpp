@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backends/formats/safetensors.hpp"
 #include "util/parallel.hpp"
-#include "workloads/moe_train/config.hpp"
 #include "harness/workload.hpp"
-#include "workloads/moe_offload/safetensors.hpp"
+#include "workloads/common/model_presets.hpp"
 
 namespace mlsb::moe_offload {
 namespace {
@@ -74,8 +74,9 @@ std::string tensor_name(int64_t layer, int64_t expert, Part part, bool mixtral) 
 }
 
 /// The three tensors of each expert of each MoE layer (by checkpoint layer index), validated against `m`.
-using LayerTensors = std::vector<std::array<const std::pair<const std::string, TensorInfo>*, 3>>;
-std::map<int64_t, LayerTensors> find_experts(const ModelShape& m, const std::map<std::string, TensorInfo>& index) {
+using LayerTensors = std::vector<std::array<const std::pair<const std::string, formats::SafetensorsTensor>*, 3>>;
+std::map<int64_t, LayerTensors> find_experts(const ModelShape& m,
+                                             const std::map<std::string, formats::SafetensorsTensor>& index) {
   std::map<int64_t, LayerTensors> layers;
   std::map<int64_t, bool> style;  // layer -> mixtral naming (for naming a missing tensor)
   for (const auto& entry : index) {
@@ -107,10 +108,10 @@ std::map<int64_t, LayerTensors> find_experts(const ModelShape& m, const std::map
                                       " is missing (the model has " + std::to_string(m.experts) + " experts)");
         const std::vector<int64_t> want = p == Down ? std::vector<int64_t>{m.hidden, m.ffn}
                                                     : std::vector<int64_t>{m.ffn, m.hidden};
-        const TensorInfo& t = entry->second;
+        const formats::SafetensorsTensor& t = entry->second;
         if (t.shape != want)
-          throw std::invalid_argument("checkpoint: " + entry->first + " has shape " + shape_text(t.shape) +
-                                      ", the model expects " + shape_text(want) +
+          throw std::invalid_argument("checkpoint: " + entry->first + " has shape " + formats::shape_text(t.shape) +
+                                      ", the model expects " + formats::shape_text(want) +
                                       (p == Down ? " (hidden, ffn)" : " (ffn, hidden)"));
         if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
           throw std::runtime_error("checkpoint " + t.file + ": tensor '" + entry->first + "' has dtype " + t.dtype +
@@ -121,19 +122,13 @@ std::map<int64_t, LayerTensors> find_experts(const ModelShape& m, const std::map
 
 }  // namespace
 
-const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = moe_train::preset_names();
-    std::erase(n, "custom");
-    return n;
-  }();
-  return names;
-}
+const std::vector<std::string>& model_preset_names() { return common::moe_preset_names(); }
 
 ModelShape model_preset(std::string_view name, int64_t scale) {
   if (name == "custom") throw std::invalid_argument("preset: 'custom' has no published shape");
-  const moe_train::MoeConfig c = moe_train::preset(name, scale);
-  return {moe_train::preset_moe_layers(name), c.experts, c.topk, c.hidden, c.ffn};
+  const common::ModelPreset& p = common::moe_preset(name);
+  return {p.moe_layers, p.experts, p.topk, common::scaled_dim(p.hidden, scale),
+          common::scaled_dim(p.expert_ffn, scale)};
 }
 
 void ExpertStore::allocate_storage(float* (*allocate)(size_t), void (*release)(float*)) {
@@ -169,7 +164,7 @@ ExpertStore::ExpertStore(const ModelShape& shape, uint64_t seed, float* (*alloca
 ExpertStore::ExpertStore(const ModelShape& shape, const std::string& checkpoint, float* (*allocate)(size_t),
                          void (*release)(float*))
     : shape_(shape) {
-  const auto index = read_safetensors_index(checkpoint);
+  const auto index = formats::read_safetensors_index(checkpoint);
   const auto layers = find_experts(shape, index);  // validated before the (large) allocation
   allocate_storage(allocate, release);
   const int64_t fh = shape_.ffn * shape_.hidden;
@@ -178,7 +173,7 @@ ExpertStore::ExpertStore(const ModelShape& shape, const std::string& checkpoint,
     for (const auto& [layer, experts] : layers) {
       for (int64_t e = 0; e < shape_.experts; ++e) {
         float* w = data_ + (l * shape_.experts + e) * floats_;
-        for (int p = 0; p < 3; ++p) read_tensor_f32(experts[e][p]->first, experts[e][p]->second, w + p * fh);
+        for (int p = 0; p < 3; ++p) formats::read_tensor_f32(experts[e][p]->second, w + p * fh);
       }
       ++l;
     }

@@ -19,8 +19,8 @@ struct ModelShape {
   int64_t expert_bytes() const { return 3 * hidden * ffn * 4; }
 };
 
-/// The MoE layers of published models, h and f divided by `scale` (at least 1 each), from moe_train's
-/// presets (moe_train::preset, preset_moe_layers; routing rules aside):
+/// The MoE layers of published models, h and f divided by `scale` (at least 1 each), from the MoE rows of
+/// workloads/common/model_presets.hpp (routing rules aside):
 ///   mixtral-8x7b   L 32, E 8, k 2, h 4096, f 14336             (arXiv 2401.04088)
 ///   qwen3-30b-a3b  L 48, E 128, k 8, h 2048, f 768             (Qwen3 technical report)
 ///   deepseek-v3    L 58 (layers 3..60), E 256, k 8, h 7168, f 2048  (arXiv 2412.19437)
@@ -43,7 +43,7 @@ class ExpertStore {
   /// MoE layers are numbered in order of their layer index; a checkpoint with more MoE layers than
   /// `shape` serves its first shape.layers (a preset's preset_layers). Throws std::invalid_argument naming the
   /// tensor for a missing expert or a shape that differs from `shape`, and std::runtime_error naming
-  /// the file for an unreadable or malformed one.
+  /// the file for an unreadable or malformed one (formats::TensorFileError from the safetensors reader).
   ExpertStore(const ModelShape& shape, const std::string& checkpoint, float* (*allocate)(size_t floats) = nullptr,
               void (*release)(float*) = nullptr);
   ~ExpertStore();

@@ -1,8 +1,9 @@
 #include "workloads/moe_train/config.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "workloads/common/model_presets.hpp"
 
 namespace mlsb::moe_train {
 
@@ -55,45 +56,31 @@ void validate(const MoeConfig& c, int ranks) {
   if (c.aux_coef < 0 || c.z_coef < 0 || c.bias_rate < 0) fail("aux_coef: coefficients must be >= 0");
 }
 
-namespace {
-
-std::invalid_argument unknown_preset(std::string_view name) {
-  return std::invalid_argument("preset: unknown '" + std::string(name) +
-                               "' (mixtral-8x7b, qwen3-30b-a3b, deepseek-v3, custom)");
-}
-
-}  // namespace
-
 const std::vector<std::string>& preset_names() {
-  static const std::vector<std::string> names = {"custom", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {"custom"};
+    n.insert(n.end(), common::moe_preset_names().begin(), common::moe_preset_names().end());
+    return n;
+  }();
   return names;
 }
 
 MoeConfig preset(std::string_view name, int64_t scale) {
-  if (scale < 1) throw std::invalid_argument("scale: must be at least 1");
+  const common::ModelPreset& p = common::moe_preset(name);
   MoeConfig c;
-  if (name == "mixtral-8x7b") {
-    c.hidden = 4096, c.ffn = 14336, c.experts = 8, c.topk = 2;
-  } else if (name == "qwen3-30b-a3b") {
-    c.hidden = 2048, c.ffn = 768, c.experts = 128, c.topk = 8;
-  } else if (name == "deepseek-v3") {
-    c.hidden = 7168, c.ffn = 2048, c.experts = 256, c.topk = 8, c.shared_experts = 1, c.shared_ffn = 2048;
-    c.router = RouterKind::Sigmoid, c.groups = 8, c.group_topk = 4, c.aux_coef = 1e-4;
-  } else {
-    throw unknown_preset(name);
-  }
-  c.hidden = std::max<int64_t>(1, c.hidden / scale);
-  c.ffn = std::max<int64_t>(1, c.ffn / scale);
-  if (c.shared_ffn) c.shared_ffn = std::max<int64_t>(1, c.shared_ffn / scale);
+  c.hidden = common::scaled_dim(p.hidden, scale), c.ffn = common::scaled_dim(p.expert_ffn, scale);
+  c.experts = p.experts, c.topk = p.topk;
+  c.shared_experts = p.shared_experts;
+  if (p.shared_ffn) c.shared_ffn = common::scaled_dim(p.shared_ffn, scale);
+  c.router = parse_router(p.router);
+  c.groups = p.groups, c.group_topk = p.group_topk;
+  // Aux-loss-free balancing (the sigmoid router's expert bias) keeps only DeepSeek-V3's complementary
+  // sequence-wise balance loss, alpha = 1e-4 (arXiv 2412.19437, section 2.1.2).
+  if (c.router == RouterKind::Sigmoid) c.aux_coef = 1e-4;
   return c;
 }
 
-int64_t preset_moe_layers(std::string_view name) {
-  if (name == "mixtral-8x7b") return 32;
-  if (name == "qwen3-30b-a3b") return 48;
-  if (name == "deepseek-v3") return 58;
-  throw unknown_preset(name);
-}
+int64_t preset_moe_layers(std::string_view name) { return common::moe_preset(name).moe_layers; }
 
 int64_t expert_capacity(const MoeConfig& c, int64_t tokens) {
   if (c.capacity_factor <= 0) return -1;

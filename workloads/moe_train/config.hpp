@@ -52,14 +52,15 @@ struct MoeConfig {
 /// [1, groups] or above k, or too few experts in the chosen groups for k. groups = 1 ignores group_topk.
 void validate(const MoeConfig& c, int ranks);
 
-/// The published layer shapes (routing included), with h and f divided by `scale` (at least 1 each):
+/// The published layer shapes of the MoE rows of workloads/common/model_presets.hpp (routing included),
+/// with h, f and the shared experts' size divided by `scale` (at least 1 each):
 ///   mixtral-8x7b   h 4096, f 14336, E 8, k 2, topk_softmax  (Mixtral of Experts, arXiv 2401.04088)
 ///   qwen3-30b-a3b  h 2048, f 768, E 128, k 8, softmax_topk renormalised = topk_softmax (Qwen3 report)
-///   deepseek-v3    h 7168, f 2048, E 256, k 8, 1 shared expert of 2048, sigmoid + bias,
+///   deepseek-v3    h 7168, f 2048, E 256, k 8, 1 shared expert of 2048, sigmoid + bias (aux_coef 1e-4),
 ///                  8 groups, 4 chosen (DeepSeek-V3 technical report, arXiv 2412.19437)
-/// Throws std::invalid_argument("preset: ...") for an unknown name or scale < 1.
+/// Throws std::invalid_argument("preset: ..." or "scale: ...") for an unknown name or scale < 1.
 MoeConfig preset(std::string_view name, int64_t scale);
-const std::vector<std::string>& preset_names();  ///< includes "custom" (the axes alone decide)
+const std::vector<std::string>& preset_names();  ///< "custom" (the axes alone decide), then the table's MoE rows
 
 /// How many MoE layers the published model of `preset` has: mixtral-8x7b 32, qwen3-30b-a3b 48,
 /// deepseek-v3 58 (layers 3..60; the first 3 are dense). Throws std::invalid_argument like preset().

@@ -1,20 +1,14 @@
 #include "workloads/moe_train/experts.hpp"
 
-#include <cmath>
-
 #include "backends/cpu/gemm.hpp"
 #include "util/clock.hpp"
 #include "util/parallel.hpp"
+#include "workloads/common/activations.hpp"
 
 namespace mlsb::moe_train {
 namespace {
 
 constexpr int64_t kRowChunk = 64;  // rows per unit of element-wise work
-
-template <typename T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
 
 }  // namespace
 
@@ -34,10 +28,7 @@ void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int6
     stats.seconds += seconds_since(t0);
     parallel_for_ranges(m, kRowChunk, threads, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < f; ++j) {
-          const T g = h13[r * 2 * f + j];
-          a[r * f + j] = g * sigmoid(g) * h13[r * 2 * f + f + j];
-        }
+        for (int64_t j = 0; j < f; ++j) a[r * f + j] = common::swiglu(h13[r * 2 * f + j], h13[r * 2 * f + f + j]);
     });
     t0 = Clock::now();
     cpu::gemm<T>(false, false, m, h, f, a, w.w2_of(e), T(0), y + o * h);
@@ -68,9 +59,7 @@ void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t j = 0; j < f; ++j) {
           const T g = h13[r * 2 * f + j], u = h13[r * 2 * f + f + j], da = dh[r * 2 * f + j];
-          const T s = sigmoid(g);
-          dh[r * 2 * f + j] = da * u * s * (T(1) + g * (T(1) - s));
-          dh[r * 2 * f + f + j] = da * g * s;
+          common::swiglu_backward(g, u, da, dh[r * 2 * f + j], dh[r * 2 * f + f + j]);
         }
     });
     t0 = Clock::now();

@@ -23,7 +23,10 @@
 #include <cmath>
 #include <thread>
 
+#include "backends/cuda/blas.hpp"
 #include "backends/cuda/device_buffer.hpp"
+#include "backends/cuda/pinned_buffer.hpp"
+#include "backends/cuda/stream.hpp"
 #include "backends/formats/small_floats.hpp"
 #include "util/parallel.hpp"
 #include "workloads/moe_train/cuda/check.hpp"
@@ -62,51 +65,6 @@ using gpu::gemm_bf16;
 
 constexpr size_t kBlasWorkspace = size_t{32} << 20;  // cuBLAS's recommendation for Hopper
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
-
-struct Blas {
-  cublasHandle_t h = nullptr;
-  explicit Blas(cudaStream_t stream) {
-    check_blas(cublasCreate(&h), "cublasCreate");
-    if (const cublasStatus_t st = cublasSetStream(h, stream); st != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(h);
-      check_blas(st, "cublasSetStream");
-    }
-  }
-  ~Blas() { cublasDestroy(h); }
-  Blas(const Blas&) = delete;
-  Blas& operator=(const Blas&) = delete;
-};
-
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { check_cuda(cudaEventCreate(&e), "cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-};
-
-/// Page-locked host memory (asynchronous copies), n elements of T.
-template <typename T>
-class Pinned {
- public:
-  explicit Pinned(int64_t n) { check_cuda(cudaMallocHost(reinterpret_cast<void**>(&p_), sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 1))), "cudaMallocHost"); }
-  ~Pinned() { cudaFreeHost(p_); }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-  T* data() const { return p_; }
-  T& operator[](int64_t i) const { return p_[i]; }
-
- private:
-  T* p_ = nullptr;
-};
-
 /// The layer's device buffers, counted.
 class Arena {
  public:
@@ -139,9 +97,24 @@ struct Param {
 class CudaMoeLayer final : public GpuMoeLayer {
  public:
   CudaMoeLayer(const MoeConfig& c, int64_t tokens, uint64_t seed, const AdamWConfig& opt)
-      : c_(c), opt_(opt), T_(tokens), h_(c.hidden), f_(c.ffn), E_(c.experts), k_(c.topk), S_(c.shared_inner()),
-        R_(tokens * c.topk), blas_(stream_.s), h_expert_(R_), h_slot_row_(R_), h_row_token_(R_), h_weight_(R_),
-        h_daux_(E_), h_bias_(E_), h_ydot_(T_), h_stats_(E_ + 1) {
+      : c_(c),
+        opt_(opt),
+        T_(tokens),
+        h_(c.hidden),
+        f_(c.ffn),
+        E_(c.experts),
+        k_(c.topk),
+        S_(c.shared_inner()),
+        R_(tokens * c.topk),
+        blas_(stream_.get(), 0),
+        h_expert_(R_),
+        h_slot_row_(R_),
+        h_row_token_(R_),
+        h_weight_(R_),
+        h_daux_(E_),
+        h_bias_(E_),
+        h_ydot_(T_),
+        h_stats_(E_ + 1) {
     shape_.experts = static_cast<int>(E_), shape_.topk = static_cast<int>(k_);
     shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
     shape_.router = c.router;
@@ -155,10 +128,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
       throw std::invalid_argument("set_input: x and dy must hold tokens * hidden = " + std::to_string(n) + " values");
     // dx_ (fp32 [tokens, hidden]) stages each upload before its cast.
     upload(dx_, x.data(), n * sizeof(float));
-    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), x_, stream_.s);
+    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), x_, stream_.get());
     sync("set_input");
     upload(dx_, dy.data(), n * sizeof(float));
-    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), dy_, stream_.s);
+    gpu::cast_to_bf16(dx_, static_cast<int64_t>(n), dy_, stream_.get());
     sync("set_input");
     have_input_ = true, have_grads_ = false;
   }
@@ -170,7 +143,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     optimizer();
     record(3);
     check_cuda(cudaMemcpyAsync(h_ydot_.data(), ydot_, sizeof(float) * static_cast<size_t>(T_), cudaMemcpyDeviceToHost,
-                               stream_.s),
+                               stream_.get()),
                "objective copy");
     sync("step");
     have_grads_ = true;
@@ -236,7 +209,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     h13_ = mem_.alloc<bf16>(R_ * 2 * f_), a_ = mem_.alloc<bf16>(R_ * f_);  // backward: dh13 in h13_, da in a_
     hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
     void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
-    check_blas(cublasSetWorkspace(blas_.h, ws, kBlasWorkspace), "cublasSetWorkspace");
+    check_blas(cublasSetWorkspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
   }
 
   /// The weights of MoeLayer<float>::init(seed): the router from a layer of the same h and E (its
@@ -264,7 +237,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
       upload(sw2_.master, shared.w2.data(), shared.w2.size() * sizeof(float));
     }
     for (Param* p : params()) {
-      gpu::cast_to_bf16(p->master, p->n, p->half, stream_.s);
+      gpu::cast_to_bf16(p->master, p->n, p->half, stream_.get());
       for (float* z : {p->grad, p->m, p->v}) zero(z, p->n);
     }
     zero(bias_d_, E_);
@@ -275,10 +248,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   void forward() {
     if (!have_input_) throw std::logic_error("forward: call set_input() first");
-    cudaStream_t st = stream_.s;
+    cudaStream_t st = stream_.get();
     record(0);
     if (T_ > 0) {
-      gemm_bf16(blas_.h, false, false, T_, E_, h_, x_, h_, router_.half, E_, logits_, E_, true);
+      gemm_bf16(blas_.get(), false, false, T_, E_, h_, x_, h_, router_.half, E_, logits_, E_, true);
       gpu::RouteForward rf;
       rf.logits = logits_, rf.bias = c_.router == RouterKind::Sigmoid ? bias_d_ : nullptr;
       rf.expert = expert_, rf.weight = weight_, rf.scores = scores_, rf.aux_probs = aux_probs_, rf.lse = lse_;
@@ -299,18 +272,19 @@ class CudaMoeLayer final : public GpuMoeLayer {
     gpu::permute_rows(x_, row_token_, rows, h_, xp_, st);
     for (int64_t e = 0; e < E_; ++e) {
       const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.h, false, false, m, 2 * f_, h_, xp_ + o * h_, h_, w13_.half + e * h_ * 2 * f_, 2 * f_,
+      gemm_bf16(blas_.get(), false, false, m, 2 * f_, h_, xp_ + o * h_, h_, w13_.half + e * h_ * 2 * f_, 2 * f_,
                 h13_ + o * 2 * f_, 2 * f_, false);
     }
     gpu::swiglu_forward(h13_, rows, f_, a_, st);
     for (int64_t e = 0; e < E_; ++e) {
       const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.h, false, false, m, h_, f_, a_ + o * f_, f_, w2_.half + e * f_ * h_, h_, yp_ + o * h_, h_, false);
+      gemm_bf16(blas_.get(), false, false, m, h_, f_, a_ + o * f_, f_, w2_.half + e * f_ * h_, h_, yp_ + o * h_, h_,
+                false);
     }
     if (S_ > 0) {  // the shared experts write y, the routed experts are added to it
-      gemm_bf16(blas_.h, false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
+      gemm_bf16(blas_.get(), false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
       gpu::swiglu_forward(hs13_, T_, S_, as_, st);
-      gemm_bf16(blas_.h, false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
+      gemm_bf16(blas_.get(), false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
     }
     gpu::combine(yp_, slot_row_, weight_, T_, static_cast<int>(k_), h_, S_ > 0, dy_, y_, ydot_, st);
     check_launch("forward");
@@ -346,7 +320,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   }
 
   void backward() {
-    cudaStream_t st = stream_.s;
+    cudaStream_t st = stream_.get();
     if (T_ == 0) {
       for (Param* p : params()) zero(p->grad, p->n);
       return;
@@ -359,7 +333,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     rb.z_scale = static_cast<float>(2 * c_.z_coef / static_cast<double>(T_)), rb.aux = c_.aux_coef > 0;
     rb.dlogits = dlogits_;
     gpu::route_backward(shape_, T_, rb, st);
-    gemm_bf16(blas_.h, true, false, h_, E_, T_, x_, h_, dlogits_, E_, router_.grad, E_, true);
+    gemm_bf16(blas_.get(), true, false, h_, E_, T_, x_, h_, dlogits_, E_, router_.grad, E_, true);
     // Routed experts: dW2 = a^T dyp (a is then dead: da goes there), SwiGLU backward in place in h13,
     // dW13 = xp^T dh13, dxp = dh13 W13^T into yp_.
     for (int64_t e = 0; e < E_; ++e) {
@@ -369,31 +343,33 @@ class CudaMoeLayer final : public GpuMoeLayer {
         zero(w2_.grad + e * f_ * h_, f_ * h_);
         continue;
       }
-      gemm_bf16(blas_.h, true, false, f_, h_, m, a_ + o * f_, f_, dyp_ + o * h_, h_, w2_.grad + e * f_ * h_, h_, true);
+      gemm_bf16(blas_.get(), true, false, f_, h_, m, a_ + o * f_, f_, dyp_ + o * h_, h_, w2_.grad + e * f_ * h_, h_,
+                true);
     }
     for (int64_t e = 0; e < E_; ++e) {
       const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.h, false, true, m, f_, h_, dyp_ + o * h_, h_, w2_.half + e * f_ * h_, h_, a_ + o * f_, f_, false);
+      gemm_bf16(blas_.get(), false, true, m, f_, h_, dyp_ + o * h_, h_, w2_.half + e * f_ * h_, h_, a_ + o * f_, f_,
+                false);
     }
     const int64_t rows = plan_.rows();
     gpu::swiglu_backward(h13_, a_, rows, f_, st);
     bf16* dxp = yp_;
     for (int64_t e = 0; e < E_; ++e) {
       const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.h, true, false, h_, 2 * f_, m, xp_ + o * h_, h_, h13_ + o * 2 * f_, 2 * f_,
+      gemm_bf16(blas_.get(), true, false, h_, 2 * f_, m, xp_ + o * h_, h_, h13_ + o * 2 * f_, 2 * f_,
                 w13_.grad + e * h_ * 2 * f_, 2 * f_, true);
-      gemm_bf16(blas_.h, false, true, m, h_, 2 * f_, h13_ + o * 2 * f_, 2 * f_, w13_.half + e * h_ * 2 * f_, 2 * f_,
+      gemm_bf16(blas_.get(), false, true, m, h_, 2 * f_, h13_ + o * 2 * f_, 2 * f_, w13_.half + e * h_ * 2 * f_, 2 * f_,
                 dxp + o * h_, h_, false);
     }
     if (S_ > 0) {  // the shared experts on every token, from dy itself; their dx starts dx_
-      gemm_bf16(blas_.h, true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
-      gemm_bf16(blas_.h, false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
+      gemm_bf16(blas_.get(), true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
+      gemm_bf16(blas_.get(), false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
       gpu::swiglu_backward(hs13_, as_, T_, S_, st);
-      gemm_bf16(blas_.h, true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
-      gemm_bf16(blas_.h, false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
+      gemm_bf16(blas_.get(), true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
+      gemm_bf16(blas_.get(), false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
     }
     gpu::unpermute_add(dxp, slot_row_, T_, k, h_, S_ > 0, dx_, st);
-    gemm_bf16(blas_.h, false, true, T_, h_, E_, dlogits_, E_, router_.half, E_, dx_, h_, true, 1.0f);
+    gemm_bf16(blas_.get(), false, true, T_, h_, E_, dlogits_, E_, router_.half, E_, dx_, h_, true, 1.0f);
     check_launch("backward");
   }
 
@@ -405,7 +381,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     s.lr = static_cast<float>(opt_.lr), s.beta1 = static_cast<float>(opt_.beta1), s.beta2 = static_cast<float>(opt_.beta2);
     s.eps = static_cast<float>(opt_.eps), s.weight_decay = static_cast<float>(opt_.weight_decay);
     s.inv_bc1 = static_cast<float>(1 / bc1), s.inv_bc2 = static_cast<float>(1 / bc2);
-    for (Param* p : params()) gpu::adamw_update(p->master, p->grad, p->m, p->v, p->half, p->n, s, stream_.s);
+    for (Param* p : params()) gpu::adamw_update(p->master, p->grad, p->m, p->v, p->half, p->n, s, stream_.get());
     check_launch("adamw");
     if (c_.router == RouterKind::Sigmoid && c_.bias_rate != 0) {
       update_expert_bias(bias_, routing_.load, c_.bias_rate);
@@ -416,24 +392,23 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   std::vector<Param*> params() { return {&router_, &w13_, &w2_, &sw13_, &sw2_}; }
 
-  void record(int i) { check_cuda(cudaEventRecord(ev_[i].e, stream_.s), "cudaEventRecord"); }
-  double elapsed(int a, int b) const {
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, ev_[a].e, ev_[b].e), "cudaEventElapsedTime");
-    return ms;
-  }
-  void sync(const char* what) const { check_cuda(cudaStreamSynchronize(stream_.s), what); }
+  void record(int i) { check_cuda(cudaEventRecord(ev_[i].get(), stream_.get()), "cudaEventRecord"); }
+  double elapsed(int a, int b) const { return cuda::elapsed_ms(ev_[a], ev_[b], "moe_train gpu"); }
+  void sync(const char* what) const { check_cuda(cudaStreamSynchronize(stream_.get()), what); }
   void zero(void* d, int64_t floats) {
-    if (floats > 0) check_cuda(cudaMemsetAsync(d, 0, sizeof(float) * static_cast<size_t>(floats), stream_.s), "cudaMemset");
+    if (floats > 0)
+      check_cuda(cudaMemsetAsync(d, 0, sizeof(float) * static_cast<size_t>(floats), stream_.get()), "cudaMemset");
   }
   // Asynchronous copies on the layer's stream (pinned host memory).
   void copy_down(void* host, const void* dev, int64_t bytes) {
     if (bytes > 0)
-      check_cuda(cudaMemcpyAsync(host, dev, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream_.s), "copy to host");
+      check_cuda(cudaMemcpyAsync(host, dev, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream_.get()),
+                 "copy to host");
   }
   void copy_up(void* dev, const void* host, int64_t bytes) {
     if (bytes > 0)
-      check_cuda(cudaMemcpyAsync(dev, host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream_.s), "copy to device");
+      check_cuda(cudaMemcpyAsync(dev, host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream_.get()),
+                 "copy to device");
   }
   // Synchronous copies from or to pageable memory (through the layer's stream, so they order with its work).
   void upload(void* dev, const void* host, size_t bytes) {
@@ -449,9 +424,9 @@ class CudaMoeLayer final : public GpuMoeLayer {
   AdamWConfig opt_;
   int64_t T_, h_, f_, E_, k_, S_, R_;  // tokens, hidden, ffn, experts, topk, shared inner size, tokens * k
   gpu::math::RouteShape shape_;
-  Stream stream_;
-  Blas blas_;
-  Event ev_[4];  // forward start, forward end = backward start, backward end, optimizer end
+  cuda::Stream stream_;
+  cuda::BlasHandle blas_;  // its workspace comes from mem_ (counted with the layer's memory)
+  cuda::Event ev_[4];      // forward start, forward end = backward start, backward end, optimizer end
   Arena mem_;
   Param router_, w13_, w2_, sw13_, sw2_;
   float* bias_d_ = nullptr;
@@ -463,9 +438,9 @@ class CudaMoeLayer final : public GpuMoeLayer {
   double* stats_ = nullptr;
   int32_t *expert_ = nullptr, *slot_row_ = nullptr, *row_token_ = nullptr;
   bf16 *xp_ = nullptr, *yp_ = nullptr, *dyp_ = nullptr, *h13_ = nullptr, *a_ = nullptr, *hs13_ = nullptr, *as_ = nullptr;
-  Pinned<int32_t> h_expert_, h_slot_row_, h_row_token_;
-  Pinned<float> h_weight_, h_daux_, h_bias_, h_ydot_;
-  Pinned<double> h_stats_;
+  cuda::PinnedBuffer<int32_t> h_expert_, h_slot_row_, h_row_token_;
+  cuda::PinnedBuffer<float> h_weight_, h_daux_, h_bias_, h_ydot_;
+  cuda::PinnedBuffer<double> h_stats_;
   std::vector<float> bias_;
   Routing<float> routing_;
   DispatchPlan plan_;

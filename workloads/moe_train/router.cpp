@@ -4,13 +4,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "workloads/common/activations.hpp"
+
 namespace mlsb::moe_train {
 namespace {
-
-template <typename T>
-T logistic(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
 
 // Softmax of n values into out; returns their logsumexp.
 template <typename T>
@@ -75,7 +72,7 @@ Routing<T> route(const T* logits, int64_t tokens, const MoeConfig& c, const floa
     r.lse[t] = softmax(l, E, p);
     if (c.router == RouterKind::Sigmoid) {
       T sum = 0;
-      for (int64_t i = 0; i < E; ++i) sum += s[i] = logistic(l[i]);
+      for (int64_t i = 0; i < E; ++i) sum += s[i] = common::sigmoid(l[i]);
       // Scores that all underflow (logits far below 0) sum to 0: uniform probabilities, never 0/0.
       for (int64_t i = 0; i < E; ++i) {
         p[i] = sum > 0 ? s[i] / sum : T(1) / T(E);

@@ -189,12 +189,13 @@ TEST(CompressSafetensors, HandWrittenFileAndAllInFileOrder) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(load_float(all.data.data(), DType::F32, i), want[i]);
 }
 
+// The reader's own checks are tests/unit/formats/safetensors_test.cpp's; here: what compress adds (its
+// dtypes) and that the reader's errors reach its callers as TensorFileError naming the file.
 TEST(CompressSafetensors, MalformedFiles) {
   test::TempDir dir;
-  auto file = [&](const std::string& name, const std::string& json, size_t data_bytes, int64_t claimed = -1) {
+  auto file = [&](const std::string& name, const std::string& json, size_t data_bytes) {
     const auto p = dir / name;
-    write_bytes(p, le64(claimed < 0 ? json.size() : static_cast<uint64_t>(claimed)) + json,
-                std::vector<float>(data_bytes / 4, 1.0f));
+    write_bytes(p, le64(json.size()) + json, std::vector<float>(data_bytes / 4, 1.0f));
     return p;
   };
   const auto i64 = file("i64.safetensors", R"({"x":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", 8);
@@ -203,19 +204,8 @@ TEST(CompressSafetensors, MalformedFiles) {
   EXPECT_THROW(list_tensors(i64), TensorFileError);
   const auto bad_json = file("json.safetensors", R"({"x":{"dtype":"F32",)", 4);
   EXPECT_THAT(load_error(bad_json, "x"), AllOf(HasSubstr("json.safetensors"), HasSubstr("bad JSON header")));
-  const auto beyond = file("beyond.safetensors", R"({})", 0, 4096);
-  EXPECT_THAT(load_error(beyond, "x"), HasSubstr("exceeds the file"));
-  const auto huge = file("huge.safetensors", R"({})", 0, int64_t{1} << 40);
-  EXPECT_THAT(load_error(huge, "x"), HasSubstr("100 MB"));
-  const auto truncated = file("trunc.safetensors", R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8);
-  EXPECT_THAT(load_error(truncated, "x"), AllOf(HasSubstr("trunc.safetensors"), HasSubstr("outside the data section")));
-  const auto mismatch = file("size.safetensors", R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8);
-  EXPECT_THAT(load_error(mismatch, "x"), HasSubstr("needs 12"));
-  const auto overflow = file("ovf.safetensors",
-                             R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8);
-  EXPECT_THAT(load_error(overflow, "x"), HasSubstr("overflows"));
-  const auto negative = file("neg.safetensors", R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8);
-  EXPECT_THAT(load_error(negative, "x"), HasSubstr("non-negative"));
+  const auto empty = file("empty.safetensors", "{}", 0);
+  EXPECT_THAT(load_error(empty, "all"), AllOf(HasSubstr("empty.safetensors"), HasSubstr("holds no tensors")));
   test::write_file(dir / "short.safetensors", "abc");
   EXPECT_THAT(load_error(dir / "short.safetensors", "x"), HasSubstr("truncated"));
   EXPECT_THAT(load_error(dir / "missing.safetensors", "x"), AllOf(HasSubstr("missing.safetensors"), HasSubstr("cannot open")));

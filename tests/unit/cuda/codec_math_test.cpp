@@ -16,6 +16,7 @@
 #include "workloads/compress/cuda/codec_math.hpp"
 #include "workloads/compress/exponent.hpp"
 #include "workloads/compress/inputs.hpp"
+#include "workloads/compress/quant_math.hpp"
 #include "workloads/compress/quantize.hpp"
 
 namespace mlsb::compress {
@@ -76,11 +77,6 @@ void append(std::vector<uint8_t>& s, T v) {
   std::memcpy(s.data() + at, &v, sizeof v);
 }
 
-uint32_t finite_abs(float x) {
-  const uint32_t b = m::f2u(x) & 0x7FFFFFFFu;
-  return b < 0x7F800000u ? b : 0;
-}
-
 template <int KIND>
 void encode_blocks(const Tensor& t, uint32_t block, std::vector<uint8_t>& s) {
   const int64_t n = t.count(), blocks = (n + block - 1) / block;
@@ -88,10 +84,10 @@ void encode_blocks(const Tensor& t, uint32_t block, std::vector<uint8_t>& s) {
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t begin = b * block, end = std::min<int64_t>(n, begin + block);
     uint32_t mx = 0;
-    for (int64_t i = begin; i < end; ++i) mx = std::max(mx, finite_abs(load(t, i)));
-    const float scale = m::block_scale<KIND>(m::u2f(mx));
+    for (int64_t i = begin; i < end; ++i) mx = std::max(mx, quant::finite_abs_bits(load(t, i)));
+    const float scale = quant::block_scale<KIND>(m::u2f(mx));
     append(s, scale);
-    for (int64_t i = begin; i < end; ++i) codes[i] = m::quant_encode<KIND>(load(t, i), scale);
+    for (int64_t i = begin; i < end; ++i) codes[i] = quant::encode<KIND>(load(t, i), scale);
   }
   s.insert(s.end(), codes.begin(), codes.end());
 }
@@ -111,8 +107,8 @@ std::vector<uint8_t> emulate_quant(QuantKind kind, const Tensor& t, uint32_t blo
       break;
     case QuantKind::CastFp16: {
       uint32_t mx = 0;
-      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, finite_abs(load(t, i)));
-      const int32_t k = m::fp16_scale_exponent(m::u2f(mx));
+      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, quant::finite_abs_bits(load(t, i)));
+      const int32_t k = quant::fp16_scale_exponent(m::u2f(mx));
       append(s, k);
       for (int64_t i = 0; i < n; ++i) append(s, m::f32_to_fp16(m::ldexp_like_host(load(t, i), k)));
       break;
@@ -144,9 +140,9 @@ std::vector<uint8_t> emulate_dequant(QuantKind kind, const std::vector<uint8_t>&
   for (int64_t i = 0; i < n; ++i) {
     float scale;
     std::memcpy(&scale, p + 4 + 4 * (i / block), 4);
-    const float v = kind == QuantKind::Int8Block ? m::quant_decode<3>(codes[i], scale)
-                    : kind == QuantKind::Fp8E4M3 ? m::quant_decode<4>(codes[i], scale)
-                                                 : m::quant_decode<5>(codes[i], scale);
+    const float v = kind == QuantKind::Int8Block ? quant::decode<3>(codes[i], scale)
+                    : kind == QuantKind::Fp8E4M3 ? quant::decode<4>(codes[i], scale)
+                                                 : quant::decode<5>(codes[i], scale);
     store(out, t.dtype, i, v);
   }
   return out;

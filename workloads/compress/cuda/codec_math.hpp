@@ -4,12 +4,15 @@
 // streams match the CPU streams' rounding without a GPU to test on. Everything is integer bit
 // manipulation or a single IEEE-rounded fp32 operation (division, multiplication, rint, ldexp), which
 // the device computes exactly as the host (nvcc's defaults: -prec-div=true, no flush to zero).
-// Semantics follow workloads/compress/tensor.hpp (conversions), quantize.hpp and exponent.hpp (formats).
+// Semantics follow workloads/compress/tensor.hpp (conversions), quantize.hpp and exponent.hpp (formats). The
+// lossy codecs' per-element arithmetic (block scales, codes, cast-fp16's exponent) is quant_math.hpp's,
+// which the CPU codecs share.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "backends/formats/small_floats.hpp"
+#include "workloads/compress/quant_math.hpp"
 
 namespace mlsb::compress::gpu::math {
 
@@ -45,71 +48,6 @@ MLSB_HD float ldexp_like_host(float x, int k) {
 #else
   return std::ldexp(x, k);
 #endif
-}
-
-// ---- cast-fp16 ----
-
-/// k = 14 - floor(log2(absmax)) (so absmax * 2^k lies in [2^14, 2^15)); 0 when absmax is not > 0.
-MLSB_HD int32_t fp16_scale_exponent(float absmax) {
-  const uint32_t b = f2u(absmax);
-  if (!(absmax > 0) || !is_finite_bits(b)) return 0;
-  int e = static_cast<int>(b >> 23) - 127;
-  if ((b >> 23) == 0) {  // subnormal: value = mant * 2^-149
-    int top = 31;
-    while (!((b >> top) & 1u)) --top;
-    e = top - 149;
-  }
-  return 14 - e;
-}
-
-// ---- block quantisers (kind 3 int8, 4 e4m3, 5 e5m2, as QuantKind) ----
-
-template <int KIND>
-MLSB_HD float quant_qmax() { return KIND == 3 ? 127.0f : KIND == 4 ? 448.0f : 57344.0f; }
-
-/// A block's scale from the largest finite |x| of the block: absmax / qmax, one step toward 0 where
-/// scale * qmax would overflow (near FLT_MAX), so decoded values stay finite.
-template <int KIND>
-MLSB_HD float block_scale(float absmax) {
-  const float scale = absmax / quant_qmax<KIND>();
-  if (!is_finite_bits(f2u(scale * quant_qmax<KIND>()))) return u2f(f2u(scale) - 1);
-  return scale;
-}
-
-/// One element's code given its block's scale (= absmax of the block's finite elements / qmax).
-template <int KIND>
-MLSB_HD uint8_t quant_encode(float x, float scale) {
-  const uint32_t b = f2u(x);
-  if (!is_finite_bits(b)) {
-    if (KIND == 3) return 0x80;
-    return static_cast<uint8_t>(((b >> 24) & 0x80u) | (KIND == 4 ? 0x7F : 0x7E));
-  }
-  if (scale == 0) return 0;
-  const float v = x / scale;
-  if constexpr (KIND == 3) {
-#ifdef __CUDA_ARCH__
-    const float r = fminf(fmaxf(rintf(v), -127.0f), 127.0f);
-#else
-    const float r = std::fmin(std::fmax(std::nearbyint(v), -127.0f), 127.0f);
-#endif
-    return static_cast<uint8_t>(static_cast<int8_t>(r));
-  } else {
-    return KIND == 4 ? f32_to_e4m3(v) : f32_to_e5m2(v);
-  }
-}
-
-/// The code's value times the scale; a NaN code gives that NaN (as the host's x86 multiply does).
-template <int KIND>
-MLSB_HD float quant_decode(uint8_t q, float scale) {
-  float t;
-  if constexpr (KIND == 3) {
-    if (q == 0x80) return u2f(0x7FC00000u);
-    t = static_cast<float>(static_cast<int8_t>(q));
-  } else {
-    t = KIND == 4 ? fp8_to_f32<3, 7>(q) : fp8_to_f32<2, 15>(q);
-    if (is_nan_bits(f2u(t))) return t;
-  }
-  return t * scale;
 }
 
 // ---- exponent: symbol / raw split of one element (exponent.hpp) ----

@@ -1,5 +1,5 @@
 // CUDA kernels of the lossy element-wise codecs (format: workloads/compress/quantize.hpp; arithmetic:
-// codec_math.hpp, shared with the host so GPU streams equal CPU streams byte for byte).
+// quant_math.hpp and codec_math.hpp, shared with the host so GPU streams equal CPU streams byte for byte).
 // Each thread handles 4 consecutive elements (one 8- or 16-byte load, one 4-byte code store); block
 // codecs with block | 128 and 4 | block reduce each block's absmax over B/4 lanes with shuffles, other
 // block sizes take one warp per block.
@@ -51,10 +51,7 @@ __device__ __forceinline__ void store4(uint8_t* out, int64_t g, const float v[4]
   }
 }
 
-__device__ __forceinline__ uint32_t finite_abs_bits(float x) {
-  const uint32_t b = m::f2u(x) & 0x7FFFFFFFu;
-  return b < 0x7F800000u ? b : 0;  // non-finite elements do not count
-}
+using quant::finite_abs_bits;
 
 template <int DT>
 __global__ void __launch_bounds__(kThreads) absmax_kernel(const uint8_t* in, int64_t count, unsigned int* absmax) {
@@ -72,7 +69,7 @@ __global__ void __launch_bounds__(kThreads) cast_encode_kernel(const uint8_t* in
                                                               uint8_t* stream) {
   int k = 0;
   if constexpr (KIND == 2) {
-    k = m::fp16_scale_exponent(m::u2f(*absmax));
+    k = quant::fp16_scale_exponent(m::u2f(*absmax));
     if (blockIdx.x == 0 && threadIdx.x == 0) *reinterpret_cast<int32_t*>(stream + kHeader) = k;
   }
   uint8_t* payload = stream + kHeader + (KIND == 2 ? 4 : 0);  // 4-byte aligned
@@ -119,10 +116,10 @@ __global__ void __launch_bounds__(kThreads) block_encode_grouped(const uint8_t* 
     for (int k = 0; k < 4; ++k)
       if (e0 + k < count) mx = max(mx, finite_abs_bits(v[k]));
     for (int o = group / 2; o > 0; o /= 2) mx = max(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
-    const float scale = m::block_scale<KIND>(m::u2f(mx));
+    const float scale = quant::block_scale<KIND>(m::u2f(mx));
     if (e0 < count && lane % group == 0) scales[e0 / block] = scale;
     uint8_t q[4];
-    for (int k = 0; k < 4; ++k) q[k] = m::quant_encode<KIND>(v[k], scale);
+    for (int k = 0; k < 4; ++k) q[k] = quant::encode<KIND>(v[k], scale);
     if (full) {
       reinterpret_cast<uint32_t*>(codes)[g] = q[0] | q[1] << 8 | q[2] << 16 | static_cast<uint32_t>(q[3]) << 24;
     } else {
@@ -146,9 +143,9 @@ __global__ void __launch_bounds__(kThreads) block_encode_warp(const uint8_t* in,
     uint32_t mx = 0;
     for (int64_t i = begin + lane; i < end; i += kWarp) mx = max(mx, finite_abs_bits(m::load_elem<DT>(in, i)));
     for (int o = kWarp / 2; o > 0; o /= 2) mx = max(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
-    const float scale = m::block_scale<KIND>(m::u2f(mx));
+    const float scale = quant::block_scale<KIND>(m::u2f(mx));
     if (lane == 0) scales[b] = scale;
-    for (int64_t i = begin + lane; i < end; i += kWarp) codes[i] = m::quant_encode<KIND>(m::load_elem<DT>(in, i), scale);
+    for (int64_t i = begin + lane; i < end; i += kWarp) codes[i] = quant::encode<KIND>(m::load_elem<DT>(in, i), scale);
   }
 }
 
@@ -162,7 +159,7 @@ struct Dequant {
   __device__ float operator()(int64_t i, int64_t blk) const {
     if constexpr (KIND == 1) return m::bf16_to_f32(reinterpret_cast<const uint16_t*>(payload)[i]);
     if constexpr (KIND == 2) return m::ldexp_like_host(m::fp16_to_f32(reinterpret_cast<const uint16_t*>(payload)[i]), -k);
-    if constexpr (KIND >= 3) return m::quant_decode<KIND>(payload[i], scales[blk]);
+    if constexpr (KIND >= 3) return quant::decode<KIND>(payload[i], scales[blk]);
     return 0;
   }
 };

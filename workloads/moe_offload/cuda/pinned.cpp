@@ -78,9 +78,8 @@ double cuda_pinned_h2d_gbps(size_t bytes) {
     copy();
     cuda::check_cuda(cudaEventRecord(stop.get(), stream.get()), "cudaEventRecord", kPinnedContext);
     cuda::check_cuda(cudaEventSynchronize(stop.get()), "cudaEventSynchronize (bandwidth)", kPinnedContext);
-    float ms = 0;
-    cuda::check_cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime", kPinnedContext);
-    const double s = std::max(static_cast<double>(ms) * 1e-3, kEventResolutionS);
+    const double s =
+        std::max(static_cast<double>(cuda::elapsed_ms(start, stop, kPinnedContext)) * 1e-3, kEventResolutionS);
     best = std::max(best, static_cast<double>(bytes) / s / 1e9);
   }
   return best;

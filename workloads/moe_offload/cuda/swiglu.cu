@@ -1,4 +1,5 @@
 // SwiGLU activation of the offloading executor (kernels.hpp): one block per row of gu [m, 2f].
+#include "workloads/common/activations.hpp"
 #include "workloads/moe_offload/cuda/kernels.hpp"
 #include "workloads/moe_offload/cuda/launch.hpp"
 
@@ -9,10 +10,7 @@ __global__ void swiglu_inplace_kernel(float* gu, int64_t m, int64_t f) {
   for (int64_t r = blockIdx.x; r < m; r += gridDim.x) {
     float* g = gu + r * 2 * f;
     const float* u = g + f;
-    for (int64_t j = threadIdx.x; j < f; j += blockDim.x) {
-      const float x = g[j];
-      g[j] = x / (1.0f + expf(-x)) * u[j];  // cpu_executor.cpp's expression, same evaluation order
-    }
+    for (int64_t j = threadIdx.x; j < f; j += blockDim.x) g[j] = common::swiglu(g[j], u[j]);  // as cpu_executor.cpp
   }
 }
 

@@ -49,9 +49,7 @@ void Timeline::retire_oldest() {
   const int64_t ring = static_cast<int64_t>(events_.size());
   const size_t a = static_cast<size_t>(head_ % ring), b = static_cast<size_t>((head_ + 1) % ring);
   cuda::check_cuda(cudaEventSynchronize(events_[b].get()), "cudaEventSynchronize (timeline)", kContext);
-  float ms = 0;
-  cuda::check_cuda(cudaEventElapsedTime(&ms, events_[a].get(), events_[b].get()), "cudaEventElapsedTime", kContext);
-  const double s = static_cast<double>(ms) * 1e-3;
+  const double s = static_cast<double>(cuda::elapsed_ms(events_[a], events_[b], kContext)) * 1e-3;
   sums_[static_cast<size_t>(label_[b])] += s;
   total_ += s;
   if (charge_[b] >= 0) batch_[static_cast<size_t>(charge_[b])] += s;

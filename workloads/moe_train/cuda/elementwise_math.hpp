@@ -1,23 +1,11 @@
 #pragma once
-// Per-element arithmetic of the SwiGLU and AdamW kernels (swiglu.cu, adamw.cu), for the device and
-// the host (tests/gpu checks it on the CPU against experts.cpp and adamw.cpp). fp32.
+// Per-element arithmetic of the AdamW kernel (adamw.cu), for the device and the host (tests/gpu checks it
+// on the CPU against adamw.cpp). fp32. The SwiGLU kernels' arithmetic is workloads/common/activations.hpp.
 #include <math.h>
 
-#include "backends/formats/small_floats.hpp"  // MLSB_HD
+#include "backends/cuda/host_device.hpp"
 
 namespace mlsb::moe_train::gpu::math {
-
-MLSB_HD float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-/// a = silu(gate) * up (Shazeer, arXiv 2002.05202).
-MLSB_HD float swiglu(float gate, float up) { return gate * sigmoid(gate) * up; }
-
-/// Given da = d(loss)/d(a): d(gate) and d(up).
-MLSB_HD void swiglu_backward(float gate, float up, float da, float& dgate, float& dup) {
-  const float s = sigmoid(gate);
-  dgate = da * up * s * (1.0f + gate * (1.0f - s));
-  dup = da * gate * s;
-}
 
 /// One AdamW step's constants (AdamW<float>::step: the bias corrections inverted in double, then fp32).
 struct AdamWStep {

@@ -8,7 +8,8 @@
 
 #include <cstdint>
 
-#include "backends/formats/small_floats.hpp"  // MLSB_HD
+#include "backends/cuda/host_device.hpp"
+#include "workloads/common/activations.hpp"
 #include "workloads/moe_train/config.hpp"
 
 namespace mlsb::moe_train::gpu::math {
@@ -68,7 +69,7 @@ MLSB_HD float route_token(const RouteShape& sh, const float* l, const float* bia
   const float lse = mx + logf(sum);
   if (sh.router == RouterKind::Sigmoid) {
     float ssum = 0;
-    for (int i = 0; i < E; ++i) ssum += s[i] = 1.0f / (1.0f + expf(-l[i]));
+    for (int i = 0; i < E; ++i) ssum += s[i] = common::sigmoid(l[i]);
     for (int i = 0; i < E; ++i) {
       p[i] = s[i] / ssum;
       sel[i] = s[i] + (bias ? bias[i] : 0.0f);

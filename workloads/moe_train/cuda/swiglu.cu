@@ -1,5 +1,6 @@
 // CUDA SwiGLU kernels: one block per row of h13 [rows, 2f] (gate | up), V-element chunks (16-byte
-// loads when f % 8 == 0), fp32 arithmetic of elementwise_math.hpp, bf16 in and out.
+// loads when f % 8 == 0), fp32 arithmetic of workloads/common/activations.hpp, bf16 in and out.
+#include "workloads/common/activations.hpp"
 #include "workloads/moe_train/cuda/device_vec.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"
 
@@ -20,7 +21,7 @@ __global__ void swiglu_forward_kernel(const bf16* h13, int64_t f, bf16* a) {
     load_bf16<V>(gate + c, g);
     load_bf16<V>(up + c, u);
 #pragma unroll
-    for (int i = 0; i < V; ++i) o[i] = math::swiglu(g[i], u[i]);
+    for (int i = 0; i < V; ++i) o[i] = common::swiglu(g[i], u[i]);
     store_bf16<V>(out + c, o);
   }
 }
@@ -37,7 +38,7 @@ __global__ void swiglu_backward_kernel(bf16* h13, const bf16* da, int64_t f) {
     load_bf16<V>(up + c, u);
     load_bf16<V>(d + c, dv);
 #pragma unroll
-    for (int i = 0; i < V; ++i) math::swiglu_backward(g[i], u[i], dv[i], dg[i], du[i]);
+    for (int i = 0; i < V; ++i) common::swiglu_backward(g[i], u[i], dv[i], dg[i], du[i]);
     store_bf16<V>(gate + c, dg);  // in place: this thread alone read these elements
     store_bf16<V>(up + c, du);
   }

@@ -57,22 +57,12 @@ HttpReply post(const std::string& url, const std::vector<std::string>& header_li
   mcp::CurlHeaders headers;
   for (const auto& line : header_lines) headers.add(line);
   headers.add("Expect:");
-  char errbuf[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(h.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, payload.data());
-  curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-  curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h.get(), CURLOPT_HEADERFUNCTION, &on_header);
-  curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &r);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &on_body);
-  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &r);
-  curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
-  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, errbuf);
+  mcp::curl_bind(h.get(), url, headers, {&on_header, &on_body, &r});
   curl_easy_setopt(h.get(), CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
-  r.rc = curl_easy_perform(h.get());
-  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &r.status);
-  if (r.rc != CURLE_OK) r.error = *errbuf ? errbuf : curl_easy_strerror(r.rc);
+  mcp::CurlResult done = mcp::curl_perform(h.get(), &payload, timeout);
+  r.rc = done.rc;
+  r.status = done.status;
+  r.error = std::move(done.error);
   return r;
 }
 
