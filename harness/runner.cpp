@@ -34,10 +34,6 @@ namespace mlsb {
 namespace {
 
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 struct Cancelled {};
 // Another rank stopped the case (it failed or skipped); this rank stops at the same point.
 struct PeerStopped {};

@@ -1,5 +1,7 @@
 #include "reports/store.hpp"
 
+#include "util/clock.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "util/clock.hpp"
 #include "util/json_parse.hpp"
 #include "util/process_state.hpp"
 #include "util/uuid.hpp"
@@ -38,10 +41,6 @@ struct Store::Statements {
 };
 
 namespace {
-
-double now_unix() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // A file whose permission bits grant nobody write access is read-only even for root, who would
 // otherwise bypass the mode and silently write to a file the user protected.
@@ -122,7 +121,7 @@ void interrupt_dead_runs(sqlite3* db, const std::vector<std::pair<int64_t, int64
   for (const auto& [id, pid] : dead) {
     Stmt mark(db, "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = ? WHERE id = ? AND status = 'running'",
               "cannot mark an unfinished run interrupted");
-    mark.bind(1, now_unix())
+    mark.bind(1, unix_now())
         .bind(2, "its process (pid " + std::to_string(pid) + " on " + host_name() +
                      ") is gone: killed (SIGKILL, out of memory) or crashed; the cases it finished are kept")
         .bind(3, id)
@@ -132,7 +131,7 @@ void interrupt_dead_runs(sqlite3* db, const std::vector<std::pair<int64_t, int64
            "UPDATE cases SET status = 'interrupted', finished_at = ?, reason = ? WHERE status = 'running' AND "
            "run_id IN (SELECT id FROM runs WHERE status != 'running')",
            "cannot mark an unfinished case interrupted");
-  cut.bind(1, now_unix())
+  cut.bind(1, unix_now())
       .bind(2, "its run's process was killed or crashed while it ran; the items it had stored are kept")
       .run();
   tx.commit();
@@ -242,7 +241,7 @@ int Store::schema_version() { return detail::latest_schema_version(); }
 
 int64_t Store::begin_run(RunRecord& run) {
   if (run.uuid.empty()) run.uuid = random_uuid();
-  if (run.started_at == 0) run.started_at = now_unix();
+  if (run.started_at == 0) run.started_at = unix_now();
   Stmt s(db_,
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
          "env_json, machine_key, branch, ci_json, pid, host, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -334,7 +333,7 @@ void Store::finish_case(const CaseRecord& c, size_t items_stored) {
 
 void Store::finish_run(int64_t run_id, std::string_view status) {
   Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", "cannot finish run");
-  s.bind(1, status).bind(2, now_unix()).bind(3, run_id).run();
+  s.bind(1, status).bind(2, unix_now()).bind(3, run_id).run();
   if (sqlite3_changes(db_) == 0) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The monotonic clock that workloads and the runner time with.
+// The monotonic clock that workloads and the runner time with, and the wall clock runs are stamped with.
 #include <chrono>
 
 namespace mlsb {
@@ -8,5 +8,10 @@ using Clock = std::chrono::steady_clock;
 
 /// Seconds elapsed on Clock since `t0`.
 inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// The wall-clock time in seconds since the Unix epoch (what runs and cases record as started/finished).
+inline double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace mlsb
