@@ -1,5 +1,6 @@
 // The progress line: an ETA from the finished cases of each workload and the sample's own progress,
-// one terminal row whatever the width, and plain lines at most every 10 s when stderr is not a terminal.
+// one terminal row whatever the width, and plain lines at most every 10 s when stderr is not a terminal;
+// what each step of a run writes, in both modes, against a golden file.
 #include "harness/progress.hpp"
 
 #include <gmock/gmock.h>
@@ -8,7 +9,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
+
+#include "support/golden.hpp"
 
 namespace mlsb {
 namespace {
@@ -133,6 +137,67 @@ TEST(HarnessProgress, TerminalLineFitsTheWidthAndKeepsTheEta) {
   EXPECT_LE(last.size(), 49u) << last;
   EXPECT_THAT(last, HasSubstr("[2/2] moe_offload"));
   EXPECT_THAT(last, HasSubstr("sample 3  3/7  ETA 0:02"));
+}
+
+// `s` with the control characters spelled out (\r, \e, \n; a backslash doubled), so that a golden line
+// shows all a step wrote, one-to-one.
+std::string visible(const std::string& s) {
+  static const std::map<char, std::string> spelled = {{'\r', "\\r"}, {'\033', "\\e"}, {'\n', "\\n"}, {'\\', "\\\\"}};
+  std::string out;
+  for (const char ch : s) out += spelled.contains(ch) ? spelled.at(ch) : std::string(1, ch);
+  return out;
+}
+
+// A case record as the runner hands it to case_finished: a status, a reason, the primary metric's summary.
+reports::CaseRecord outcome(const std::string& status, const std::string& reason = "",
+                            const std::vector<double>& time_ms = {}) {
+  reports::CaseRecord c;
+  c.status = status;
+  c.reason = reason;
+  c.primary_metric = "time_ms";
+  if (!time_ms.empty()) c.summaries.push_back({"time_ms", "ms", Better::Lower, summarize(time_ms)});
+  return c;
+}
+
+// One line per step of two small runs: "step => what it wrote" ("(nothing)" when it wrote nothing). Plain
+// lines (stderr not a terminal) and the terminal's status line cut to 40 columns. The clock is the rig's,
+// so every time and ETA is exact and the golden file holds no placeholder.
+TEST(HarnessProgress, LinesMatchGoldenFile) {
+  std::string log;
+  size_t seen = 0;  // bytes of the rig's text already logged
+  // After `wait` on the rig's clock, `act`; logs `what` with what the rig wrote.
+  const auto step = [&](ProgressRig& rig, std::chrono::seconds wait, const std::string& what, auto&& act) {
+    rig.now += wait;
+    act();
+    const std::string wrote = rig.text().substr(seen);
+    seen += wrote.size();
+    log += what + " => " + (wrote.empty() ? "(nothing)" : visible(wrote)) + "\n";
+  };
+
+  log += "plain lines\n";
+  ProgressRig p(false, {"compress.codec", "compress.codec", "toolbench"}, 0, {}, {20.0, 20.0, 30.0});
+  step(p, 0s, "start 1/3", [&] { p.progress.case_started(0, "compress.codec/codec=zstd"); });
+  step(p, 9s, "9 s: sample 1", [&] { p.progress.tick(0); });
+  step(p, 3s, "12 s: sample 2", [&] { p.progress.tick(1); });
+  step(p, 3s, "15 s: ok", [&] { p.progress.case_finished(outcome("ok", "", {10.0, 10.5, 11.0, 10.2})); });
+  step(p, 0s, "start 2/3", [&] { p.progress.case_started(1, "compress.codec/codec=lz4"); });
+  step(p, 2s, "2 s: failed", [&] { p.progress.case_finished(outcome("failed", "decoded 3 elements wrong")); });
+  step(p, 0s, "start 3/3", [&] { p.progress.case_started(2, "toolbench/model=mock"); });
+  step(p, 10s, "10 s: 25 of 100 tasks", [&] { p.progress.tick(0, 25, 100); });
+  step(p, 60s, "70 s: skipped", [&] { p.progress.case_finished(outcome("skipped", "needs cuda")); });
+
+  log += "terminal, 40 columns\n";
+  seen = 0;
+  ProgressRig t(true, {"moe_offload", "moe_offload"}, 40);
+  step(t, 0s, "start 1/2", [&] { t.progress.case_started(0, "moe_offload/experts=8,layers=4,policy=belady"); });
+  step(t, 1s, "1 s: sample 1, 3 of 7", [&] { t.progress.tick(0, 3, 7); });
+  step(t, 1s, "2 s: sample 2", [&] { t.progress.tick(1); });
+  step(t, 2s, "4 s: ok", [&] { t.progress.case_finished(outcome("ok", "", {2.0})); });
+  step(t, 0s, "start 2/2", [&] { t.progress.case_started(1, "moe_offload"); });
+  step(t, 1s, "1 s: sample 1", [&] { t.progress.tick(0); });
+  step(t, 2s, "3 s: failed", [&] { t.progress.case_finished(outcome("failed", "timed out after 3 s")); });
+
+  mlsb::test::expect_golden(mlsb::test::golden_file("harness", "progress.txt"), log);
 }
 
 }  // namespace

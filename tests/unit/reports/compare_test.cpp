@@ -1,7 +1,9 @@
-// Run comparison: verdicts (A/A, slower, noisy, few samples), unmatched cases, and the renderings.
+// Run comparison: verdicts (A/A, slower, noisy, few samples), unmatched cases, and the renderings (the text
+// table of `compare --format text` against a golden file).
 #include <gtest/gtest.h>
 
 #include "reports/compare.hpp"
+#include "support/golden.hpp"
 #include "unit/reports/fixtures.hpp"
 
 namespace mlsb::reports {
@@ -232,6 +234,30 @@ TEST(CompareTest, RendersTextJsonAndMarkdown) {
   EXPECT_NE(md.find("| worse |"), std::string::npos);
   EXPECT_THROW(render_comparison(c, "xml"), std::invalid_argument);
   EXPECT_THROW(compare_runs(base, cand, {.threshold = 0.05, .alpha = 0}), std::invalid_argument);
+}
+
+// The text table `compare` prints, for fixture_run against a candidate where one case got slower (worse), one
+// single-sample case faster (better, n=1), one metric within the run-to-run noise (noisy, with why), the
+// failed and skipped cases not compared, one case gone and one new. CIs and p-values are placeholders; medians, ratios
+// and verdicts are literal.
+TEST(CompareTest, TextMatchesGoldenFile) {
+  const RunData base = test::fixture_run();
+  RunData cand = base;
+  cand.run.id = 8;
+  cand.run.uuid = "3f2a9c1e-0000-4000-8000-000000000002";
+  const auto resampled = [](const CaseRecord& c, const std::map<std::string, std::vector<double>>& samples) {
+    CaseRecord r = make_case(c.workload, c.params, samples, c.status, c.reason);
+    r.label = c.label;
+    return r;
+  };
+  cand.cases[0] = resampled(base.cases[0], {{"time_ms", {15.0, 15.75, 16.5, 15.3, 16.2}},  // 1.5x slower
+                                            {"bw", {110, 107.8, 112.2, 111.1, 108.9}}});   // 1.1x: within the noise
+  cand.cases[1] = resampled(base.cases[1], {{"time_ms", {6.0}}, {"bw", {90}}});            // 2x faster, one sample
+  cand.cases.pop_back();  // toolbench: only in the base
+  cand.cases.push_back(make_case("moe_train", {{"experts", 32}, {"topk", 2}}, {{"time_ms", {11.0}}}));
+  cand.cases.back().label = "experts=32";  // only in the candidate
+  mlsb::test::expect_golden(mlsb::test::golden_file("reports", "compare.txt"),
+                            render_comparison(compare_runs(base, cand), "text"));
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
 #pragma once
-// Fixed inputs for the reports tests: small runs built in code, and a golden-file matcher.
+// Fixed inputs for the reports tests: small runs built in code (the golden-file matcher is support/golden.hpp).
 #include <gtest/gtest.h>
 
-#include <regex>
-#include <sstream>
 #include <string>
 
 #include "reports/model.hpp"
@@ -121,34 +119,6 @@ inline void expect_same_case(const CaseRecord& a, const CaseRecord& b) {
       EXPECT_EQ(x.stats.*field, y.stats.*field) << x.metric;
   }
   EXPECT_EQ(a.items, b.items);
-}
-
-/// Compares `actual` with a golden file line by line. In the golden text `{{num}}` matches a number
-/// (or null), `{{*}}` any text; everything else is literal. Returns "" on a match, else the first mismatch.
-inline std::string golden_mismatch(const std::string& golden, const std::string& actual) {
-  std::istringstream g(golden), a(actual);
-  std::string gl, al;
-  for (int line = 1;; ++line) {
-    const bool more_g = static_cast<bool>(std::getline(g, gl)), more_a = static_cast<bool>(std::getline(a, al));
-    if (!more_g && !more_a) return "";
-    if (more_g != more_a) return "line " + std::to_string(line) + ": lengths differ (golden " +
-                                 (more_g ? "'" + gl + "'" : "ended") + ", actual " + (more_a ? "'" + al + "'" : "ended") + ")";
-    std::string pattern;
-    for (size_t i = 0; i < gl.size();) {
-      if (gl.compare(i, 7, "{{num}}") == 0) {
-        pattern += R"((-?[0-9][0-9.]*(e[-+]?[0-9]+)?|null|n/a))";
-        i += 7;
-      } else if (gl.compare(i, 5, "{{*}}") == 0) {
-        pattern += ".*";
-        i += 5;
-      } else {
-        if (std::string_view("\\^$.|?*+()[]{}").find(gl[i]) != std::string_view::npos) pattern += '\\';
-        pattern += gl[i++];
-      }
-    }
-    if (!std::regex_match(al, std::regex(pattern)))
-      return "line " + std::to_string(line) + ":\n  golden: " + gl + "\n  actual: " + al;
-  }
 }
 
 }  // namespace mlsb::reports::test

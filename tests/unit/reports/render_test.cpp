@@ -9,6 +9,7 @@
 #include "reports/bench/synthetic_run.hpp"
 #include "reports/case_names.hpp"
 #include "reports/render.hpp"
+#include "support/golden.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
 
@@ -16,13 +17,9 @@ namespace mlsb::reports {
 namespace {
 
 namespace fs = std::filesystem;
-using mlsb::test::read_file;
-
-fs::path golden_dir() { return mlsb::test::source_dir() / "tests" / "unit" / "reports" / "golden"; }
 
 void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string mismatch = test::golden_mismatch(read_file(golden_dir() / name), actual);
-  EXPECT_EQ(mismatch, "") << name << " differs; actual output:\n" << actual;
+  mlsb::test::expect_golden(mlsb::test::golden_file("reports", name), actual);
 }
 
 TEST(ReportsRenderTest, ParsesFormatNames) {
@@ -113,10 +110,11 @@ TEST(ReportsRenderTest, TrendFormatsHaveTheDocumentedShapesAndSplitMetricsByDire
 }
 
 TEST(ReportsRenderTest, GoldenMatcherRejectsADifferentNumber) {
-  EXPECT_EQ(test::golden_mismatch("a {{num}} b\n", "a 1.5e-3 b\n"), "");
-  EXPECT_NE(test::golden_mismatch("a 1.5 b\n", "a 1.6 b\n"), "");
-  EXPECT_NE(test::golden_mismatch("a {{num}} b\n", "a x b\n"), "");
-  EXPECT_NE(test::golden_mismatch("a\n", "a\nb\n"), "");
+  EXPECT_EQ(mlsb::test::golden_mismatch("a {{num}} b\n", "a 1.5e-3 b\n"), "");
+  EXPECT_NE(mlsb::test::golden_mismatch("a 1.5 b\n", "a 1.6 b\n"), "");
+  EXPECT_NE(mlsb::test::golden_mismatch("a {{num}} b\n", "a x b\n"), "");
+  EXPECT_NE(mlsb::test::golden_mismatch("a\n", "a\nb\n"), "");
+  EXPECT_NE(mlsb::test::golden_mismatch("a\n", "a"), "");
 }
 
 TEST(ReportsRenderTest, JsonCarriesEveryCaseWithStatsSamplesAndItems) {
