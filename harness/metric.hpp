@@ -15,7 +15,8 @@ Better parse_better(std::string_view text);
 /// One metric a workload records. Names are a stable vocabulary (reports and compare key on them).
 struct Metric {
   std::string name;
-  std::string unit;  ///< "ms", "GB/s", "TFLOP/s", "ratio", "tasks/s", ...
+  std::string unit;  ///< "ms", "GB/s", "TFLOP/s", "ratio", "tasks/s", ...: the fixed set and the name-suffix rules
+                     ///< are in tests/unit/harness/metric_vocabulary_test.cpp
   Better better = Better::Lower;
   std::string help;
 };

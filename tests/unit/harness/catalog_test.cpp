@@ -1,7 +1,7 @@
 // `mlsysbench list`: the text of the catalog of the project's workloads and its suites (workloads/suites)
 // against a golden file. Everything `list` prints is declared (axis defaults, units, help, examples), so the
 // golden file holds no placeholder.
-#include "harness/catalog.hpp"
+#include "app/catalog.hpp"
 
 #include <gtest/gtest.h>
 
