@@ -21,6 +21,13 @@ Value value_from_json(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// The benchmark `alias` maps `value` of its axis to, or nullptr.
+const std::string* target_of(const WorkloadAlias& alias, std::string_view value) {
+  for (const auto& [v, target] : alias.targets)
+    if (v == value) return &target;
+  return nullptr;
+}
+
 }  // namespace
 
 bool register_alias(WorkloadAlias alias) {
@@ -53,15 +60,13 @@ std::vector<WorkloadEntry> resolve_alias(const std::string& workload, const Axis
   std::vector<std::string> known;
   for (const auto& [value, target] : alias->targets) known.push_back(value);
   for (const auto& value : values) {
-    const auto it = std::find_if(alias->targets.begin(), alias->targets.end(),
-                                 [&](const auto& t) { return t.first == value; });
-    if (it == alias->targets.end())
+    const std::string* target = target_of(*alias, value);
+    if (!target)
       throw std::invalid_argument("axis '" + alias->axis + "': '" + value + "' is not allowed (allowed: " +
                                   join(known, ", ") + ")" + did_you_mean(value, known));
-    if (std::any_of(out.begin(), out.end(), [&](const WorkloadEntry& e) { return e.workload == it->second; }))
-      continue;
-    out.push_back({it->second, {}});
-    infos.push_back(make_workload(it->second)->info());
+    if (std::any_of(out.begin(), out.end(), [&](const WorkloadEntry& e) { return e.workload == *target; })) continue;
+    out.push_back({*target, {}});
+    infos.push_back(make_workload(*target)->info());
   }
   for (const auto& [axis, vals] : params) {
     if (axis == alias->axis) continue;
@@ -91,17 +96,16 @@ std::optional<StoredCaseName> rename_stored_case(std::string_view workload, cons
   if (!alias) return std::nullopt;
   std::string value = alias->default_value;
   if (params.contains(alias->axis) && params[alias->axis].is_string()) value = params[alias->axis].get<std::string>();
-  const auto target = std::find_if(alias->targets.begin(), alias->targets.end(),
-                                   [&](const auto& t) { return t.first == value; });
-  if (target == alias->targets.end()) return std::nullopt;  // a mode this build no longer has: left as stored
-  const WorkloadInfo info = make_workload(target->second)->info();
+  const std::string* target = target_of(*alias, value);
+  if (!target) return std::nullopt;  // a mode this build no longer has: left as stored
+  const WorkloadInfo info = make_workload(*target)->info();
   Params kept;
   for (const auto& [axis, v] : params.items())
     if (info.find_axis(axis)) kept[axis] = value_from_json(v);
   std::set<std::string> given;  // the axes the old label named (a swept axis at its default stays named)
   for (const auto& part : split(label, ','))
     if (const size_t eq = part.find('='); eq != std::string::npos) given.insert(part.substr(0, eq));
-  return StoredCaseName{target->second, to_json(kept), params_key(kept), case_label(info, kept, given)};
+  return StoredCaseName{*target, to_json(kept), params_key(kept), case_label(info, kept, given)};
 }
 
 }  // namespace mlsb

@@ -501,7 +501,7 @@ RunData Store::load_run(int64_t run_id) {
 std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric) {
   std::string sql =
       "SELECT c.run_id, c.workload, c.params_key, c.label, c.backend, c.comm, c.ranks, c.primary_metric, "
-      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi, c.params_json "
+      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi, c.params_json, c.id "
       "FROM cases c JOIN summaries s ON s.case_id = c.id "
       "WHERE c.run_id IN (SELECT value FROM json_each(?1)) AND c.status = 'ok'";
   if (metric == "primary") sql += " AND s.metric = c.primary_metric";
@@ -511,6 +511,7 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
   s.bind(1, dump_json(nlohmann::json(run_ids)));
   if (!metric.empty() && metric != "primary") s.bind(2, metric);
   std::vector<MetricPoint> out;
+  int64_t renamed_case = -1;
   while (s.step()) {
     MetricPoint p;
     p.run_id = s.col_int(0);
@@ -529,9 +530,15 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
     p.median = s.col_double(13);
     p.ci_lo = s.col_double(14);
     p.ci_hi = s.col_double(15);
+    // A case's rows are consecutive (ORDER BY c.id): its params are parsed and renamed once, not per metric.
     if (case_renamer()) {
-      nlohmann::json params = nlohmann::json::parse(s.col_text(16));
-      case_renamer()(p.workload, params, p.params_key, p.label);
+      if (out.empty() || s.col_int(17) != renamed_case) {
+        nlohmann::json params = nlohmann::json::parse(s.col_text(16));
+        case_renamer()(p.workload, params, p.params_key, p.label);
+        renamed_case = s.col_int(17);
+      } else {
+        p.workload = out.back().workload, p.params_key = out.back().params_key, p.label = out.back().label;
+      }
     }
     out.push_back(std::move(p));
   }

@@ -16,8 +16,6 @@
 namespace mlsb {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 void load_dump(const std::filesystem::path& db, const std::filesystem::path& sql) {
   sqlite3* h = nullptr;
@@ -72,10 +70,17 @@ TEST(LegacyStore, OldRunsReadBackUnderTheBenchmarksNamesAndCompareCaseByCase) {
     if (m.value("primary", false)) compared.insert(m["workload"].get<std::string>() + "/" + m["params_key"].get<std::string>());
   EXPECT_EQ(compared.size(), expected.size()) << cmp.out;
 
-  // The history of a case spans the rename: both runs are points of one series.
-  const auto hist = test::run_cli(db, "history --metric time_ms --format json");
+  // The history of every metric of every case spans the rename: each series holds both runs.
+  const auto hist = test::run_cli(db, "history --metric all --format json");
   ASSERT_EQ(hist.exit_code, 0) << hist.err;
-  EXPECT_THAT(hist.out, HasSubstr("compress.codec"));
+  const auto series = nlohmann::json::parse(hist.out)["series"];
+  std::set<std::string> workloads;
+  for (const auto& s : series) {
+    workloads.insert(s["workload"].get<std::string>());
+    EXPECT_EQ(s["points"].size(), 2u) << s["name"] << " " << s["metric"];
+  }
+  EXPECT_EQ(workloads, (std::set<std::string>{"compress.codec", "compress.collective", "compress.plan",
+                                              "moe_train.layer", "moe_train.lm"}));
 }
 
 }  // namespace
