@@ -434,14 +434,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
                      "report: mlsysbench --db %s report %lld --format html -o report.html\n",
-                     static_cast<long long>(out.run_id), out.uuid.c_str(), out.status.c_str(), out.ok, out.failed,
+                     static_cast<long long>(out.run_id), out.uuid.c_str(), mlsb::reports::status_name(out.status).c_str(), out.ok, out.failed,
                      out.timed_out, out.skipped, db.c_str(), db.c_str(), static_cast<long long>(out.run_id));
-        if (out.status == "interrupted") return 130;
-        if (out.status == "ok" && out.ok == 0) {
+        if (out.status == mlsb::reports::RunStatus::Interrupted) return 130;
+        if (out.status == mlsb::reports::RunStatus::Ok && out.ok == 0) {
           std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
           return 1;
         }
-        return out.status == "ok" ? 0 : 1;
+        return out.status == mlsb::reports::RunStatus::Ok ? 0 : 1;
       });
     }
     if (*import_gbench) {
@@ -452,9 +452,9 @@ int main(int argc, char** argv) {
       bool failed = false;
       for (auto& c : data.cases) {
         store.add_case(id, c);
-        failed = failed || c.status == "failed";
+        failed = failed || c.status == mlsb::reports::CaseStatus::Failed;
       }
-      store.finish_run(id, failed ? "failed" : "ok");
+      store.finish_run(id, failed ? mlsb::reports::RunStatus::Failed : mlsb::reports::RunStatus::Ok);
       std::fprintf(stderr, "imported %zu benchmark(s) from %s as run %lld (%s)\n", data.cases.size(),
                    gbench_file.c_str(), static_cast<long long>(id), data.run.uuid.c_str());
       return 0;
@@ -517,7 +517,7 @@ int main(int argc, char** argv) {
       const auto broken = cmp.new_failures();
       for (const auto& c : broken)
         std::fprintf(stderr, "regression: %s/%s was ok in the base and is %s in the candidate\n", c.workload.c_str(),
-                     c.params_key.c_str(), c.cand_status.c_str());
+                     c.params_key.c_str(), rep::status_name(*c.cand_status).c_str());
       if (cmp.has_regression())
         std::fprintf(stderr, "regression: a primary metric got worse (threshold %.3g, alpha %.3g)\n",
                      copts.threshold, copts.alpha);
@@ -561,7 +561,7 @@ int main(int argc, char** argv) {
       std::vector<int64_t> ids;
       for (const auto& ref : rm_refs) ids.push_back(resolve(store, ref));  // all resolve, or none is deleted
       for (const int64_t id : ids)
-        if (!rm_force && store.load_run(id).run.status == "running")
+        if (!rm_force && store.load_run(id).run.status == mlsb::reports::RunStatus::Running)
           throw std::invalid_argument("run " + std::to_string(id) +
                                       " is still running (or its process died): use --force to delete it");
       for (const int64_t id : ids) {

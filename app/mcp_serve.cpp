@@ -123,7 +123,7 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
          opts.comm = "local";
          RunComms comms = RunComms::create("local");
          const RunOutcome out = run_plan(plan, opts, &store, nullptr, interrupt, comms);
-         return ServerTool::Output{{{"run_id", out.run_id}, {"uuid", out.uuid}, {"status", out.status},
+         return ServerTool::Output{{{"run_id", out.run_id}, {"uuid", out.uuid}, {"status", reports::status_name(out.status)},
                                     {"ok", out.ok}, {"failed", out.failed}, {"timed_out", out.timed_out},
                                     {"skipped", out.skipped}, {"cases", std::move(cases)}, {"db", db}},
                                    ""};
@@ -139,7 +139,7 @@ std::vector<ServerTool> harness_tools(const std::string& db, const std::vector<s
                      json list = json::array();
                      for (const auto& r : runs)
                        list.push_back({{"id", r.run.id}, {"uuid", r.run.uuid}, {"suite", r.run.suite},
-                                       {"status", r.run.status}, {"tags", r.run.tags}});
+                                       {"status", reports::status_name(r.run.status)}, {"tags", r.run.tags}});
                      return ServerTool::Output{{{"runs", std::move(list)}}, reports::format_run_list(runs)};
                    }});
 

@@ -125,7 +125,7 @@ void Progress::case_finished(const reports::CaseRecord& c) {
   const PlannedCase& planned = cases_.at(static_cast<size_t>(index_));
   finished_[planned.workload].push_back(took);
   all_finished_.push_back(took);
-  if (planned.expected_seconds > 0 && c.status == "ok")  // a skipped or failed case says nothing of the speed
+  if (planned.expected_seconds > 0 && c.status == reports::CaseStatus::Ok)  // a skipped or failed case says nothing of the speed
     finished_expected_ += planned.expected_seconds, finished_actual_ += took;
   std::string primary;
   for (const auto& s : c.summaries)
@@ -139,7 +139,7 @@ void Progress::case_finished(const reports::CaseRecord& c) {
   // Every case left has an estimate now: this one's time is known.
   const std::string eta = left > 0 ? "  ETA " + clock_text(seconds_after(index_, 0)) : "";
   std::fprintf(out_, "%s[%d/%zu] %s  %s%s%s%s%s\n", tty_ ? "\r\033[K" : "", index_ + 1, cases_.size(),
-               case_id_.c_str(), c.status.c_str(), primary.c_str(), c.reason.empty() ? "" : "  ", c.reason.c_str(),
+               case_id_.c_str(), reports::status_name(c.status).c_str(), primary.c_str(), c.reason.empty() ? "" : "  ", c.reason.c_str(),
                eta.c_str());
   std::fflush(out_);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The runner: executes a plan case by case (warm-up, samples until the stopping rule holds, verify),
-// isolates failures and timeouts, and commits each case to the store when it ends.
+// isolates failures and timeouts, and commits each case to the store when it ends. runner.cpp is the
+// plan loop; runner/ holds one case's sampling, its watchdog and the ranks' vote on its status.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -52,8 +53,8 @@ std::string data_key(const WorkloadInfo& info, const Params& params);
 uint64_t case_seed(uint64_t run_seed, const std::string& data_key);
 
 /// Runs one case to completion or timeout, in a worker thread. Never throws for workload errors:
-/// a SkipCase gives status "skipped", FailCase or any exception "failed", the timeout "timeout",
-/// `cancel` set by the caller "interrupted"; `reason` says why. Failed, timed-out and interrupted
+/// a SkipCase gives status Skipped, FailCase or any exception Failed, the timeout Timeout,
+/// `cancel` set by the caller Interrupted; `reason` says why. Failed, timed-out and interrupted
 /// cases keep no samples or summaries (their numbers are not trusted); items are kept (a case abandoned
 /// at its timeout keeps those it had added by then). `on_tick` is called on the
 /// calling thread about 5 times a second (for progress output and run_plan's commits of items).
@@ -83,14 +84,14 @@ struct RunOptions {
 struct RunOutcome {
   int64_t run_id = 0;
   std::string uuid;
-  std::string status;  ///< ok | failed | interrupted
+  reports::RunStatus status = reports::RunStatus::Ok;
   int ok = 0, failed = 0, skipped = 0, timed_out = 0;
 };
 
-/// Runs every case of `plan`, storing each in `store` as it starts (status "running"), its items every
+/// Runs every case of `plan`, storing each in `store` as it starts (status Running), its items every
 /// second while it runs (a killed run keeps what its case in flight finished) and its results when it ends. `interrupt` is polled: once set,
-/// the case in flight is cancelled and recorded as interrupted, the run is marked "interrupted" and no
-/// further case starts. The run's status is "failed" when any case failed or timed out.
+/// the case in flight is cancelled and recorded as interrupted, the run is marked Interrupted and no
+/// further case starts. The run's status is Failed when any case failed or timed out.
 /// This form creates the communicators of options.comm; on ranks other than 0 `store` and `progress`
 /// are not touched.
 RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store& store, Progress& progress,

@@ -32,7 +32,7 @@ std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int 
   };
   for (auto& r : runs) {
     if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
-    if (r.id != cand.id && before(r) && r.status == "ok" && r.suite == cand.suite && r.machine_key == cand.machine_key &&
+    if (r.id != cand.id && before(r) && r.status == RunStatus::Ok && r.suite == cand.suite && r.machine_key == cand.machine_key &&
         r.branch == cand.branch && r.git_sha != cand.git_sha)
       out.push_back(std::move(r));
   }

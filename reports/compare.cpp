@@ -165,10 +165,10 @@ bool Comparison::has_regression(bool primary_only) const {
   return false;
 }
 
-std::vector<CaseStatus> Comparison::new_failures() const {
-  std::vector<CaseStatus> out;
+std::vector<CaseInRuns> Comparison::new_failures() const {
+  std::vector<CaseInRuns> out;
   for (const auto& c : not_compared)
-    if (c.base_status == "ok" && (c.cand_status == "failed" || c.cand_status == "timeout")) out.push_back(c);
+    if (c.base_status == CaseStatus::Ok && c.cand_status && is_failure(*c.cand_status)) out.push_back(c);
   return out;
 }
 
@@ -192,11 +192,11 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
     auto& candidates = cand_cases[key];
     size_t& next = used[key];
     if (next >= candidates.size()) {
-      cmp.only_base.push_back({b.workload, b.params_key, b.status, "", base_names[i]});
+      cmp.only_base.push_back({b.workload, b.params_key, b.status, std::nullopt, base_names[i]});
       continue;
     }
     const CaseRecord& c = cand.cases[candidates[next++]];
-    if (b.status != "ok" || c.status != "ok" || !has_samples(b) || !has_samples(c)) {
+    if (b.status != CaseStatus::Ok || c.status != CaseStatus::Ok || !has_samples(b) || !has_samples(c)) {
       cmp.not_compared.push_back({b.workload, b.params_key, b.status, c.status, base_names[i]});
       continue;
     }
@@ -215,7 +215,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
     const std::string key = case_key(c);
     if (used[key] < cand_cases[key].size() && cand_cases[key][used[key]] == i) {
       ++used[key];
-      cmp.only_cand.push_back({c.workload, c.params_key, "", c.status, cand_names[i]});
+      cmp.only_cand.push_back({c.workload, c.params_key, std::nullopt, c.status, cand_names[i]});
     }
   }
   return cmp;

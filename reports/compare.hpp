@@ -37,6 +37,7 @@
 //     cry wolf").
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,9 +85,10 @@ struct MetricComparison {
   std::string why;             ///< why a change beyond the threshold is "noisy" ("" otherwise)
 };
 
-/// A case named by workload and params, with its status in each run ("" when absent from that run).
-struct CaseStatus {
-  std::string workload, params_key, base_status, cand_status;
+/// A case named by workload and params, with its status in each run (nullopt when absent from that run).
+struct CaseInRuns {
+  std::string workload, params_key;
+  std::optional<CaseStatus> base_status, cand_status;
   std::string name;  ///< display name (in the base run when the case is there, else in the candidate)
 };
 
@@ -94,14 +96,14 @@ struct Comparison {
   RunRecord base, cand;
   CompareOptions options;
   std::vector<MetricComparison> metrics;  ///< base case order, then metric name order
-  std::vector<CaseStatus> only_base, only_cand;
-  std::vector<CaseStatus> not_compared;  ///< in both runs but not ok (with samples) in both
-  std::vector<CaseStatus> lost_primary;  ///< ok in both, but the base's primary metric has no samples in the candidate
+  std::vector<CaseInRuns> only_base, only_cand;
+  std::vector<CaseInRuns> not_compared;  ///< in both runs but not ok (with samples) in both
+  std::vector<CaseInRuns> lost_primary;  ///< ok in both, but the base's primary metric has no samples in the candidate
 
   /// True when any compared primary metric (any metric when primary_only is false) is worse.
   bool has_regression(bool primary_only = true) const;
   /// Cases that were ok in the base but failed or timed out in the candidate.
-  std::vector<CaseStatus> new_failures() const;
+  std::vector<CaseInRuns> new_failures() const;
 };
 
 /// The key that pairs cases across runs: workload, params, communicator and rank count (cases on another

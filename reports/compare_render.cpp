@@ -89,6 +89,9 @@ std::string untested_note(const Comparison& cmp) {
   return "";
 }
 
+// A case's status in one run, or `absent` when the case is not in that run.
+std::string status_or(const std::optional<CaseStatus>& s, const char* absent) { return s ? status_name(*s) : absent; }
+
 std::string run_name(const RunRecord& r) {
   return r.uuid + " (id " + std::to_string(r.id) + (r.suite.empty() ? "" : ", " + r.suite) + ")";
 }
@@ -131,13 +134,13 @@ std::string comparison_text(const Comparison& cmp) {
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }
-  const auto list = [&](const char* title, const std::vector<CaseStatus>& cases) {
+  const auto list = [&](const char* title, const std::vector<CaseInRuns>& cases) {
     if (cases.empty()) return;
     out += std::string("\n") + title + ":\n";
     for (const auto& c : cases)
-      out += "  " + c.name + "  (" + (c.base_status.empty() ? "" : "base " + c.base_status) +
-             (c.base_status.empty() || c.cand_status.empty() ? "" : ", ") +
-             (c.cand_status.empty() ? "" : "candidate " + c.cand_status) + ")\n";
+      out += "  " + c.name + "  (" + (c.base_status ? "base " + status_name(*c.base_status) : "") +
+             (c.base_status && c.cand_status ? ", " : "") +
+             (c.cand_status ? "candidate " + status_name(*c.cand_status) : "") + ")\n";
   };
   list("Only in base", cmp.only_base);
   list("Only in candidate", cmp.only_cand);
@@ -147,11 +150,11 @@ std::string comparison_text(const Comparison& cmp) {
   return out + "\n" + (note.empty() ? "" : note + "\n") + tally(cmp) + "\n";
 }
 
-ojson case_list(const std::vector<CaseStatus>& cases) {
+ojson case_list(const std::vector<CaseInRuns>& cases) {
   ojson out = ojson::array();
   for (const auto& c : cases)
     out.push_back({{"case", c.name}, {"workload", c.workload}, {"params_key", c.params_key},
-                   {"base_status", c.base_status}, {"cand_status", c.cand_status}});
+                   {"base_status", status_or(c.base_status, "")}, {"cand_status", status_or(c.cand_status, "")}});
   return out;
 }
 
@@ -207,12 +210,12 @@ std::string comparison_md(const Comparison& cmp, bool all) {
     for (const auto& cell : r) out += " " + md_escape(cell) + " |";
     out += "\n";
   }
-  const auto list = [&](const char* title, const std::vector<CaseStatus>& cases) {
+  const auto list = [&](const char* title, const std::vector<CaseInRuns>& cases) {
     if (cases.empty()) return;
     out += std::string("\n") + title + ":\n\n";
     for (const auto& c : cases)
-      out += "- " + md_escape(c.name) + " (base " + (c.base_status.empty() ? "-" : c.base_status) +
-             ", candidate " + (c.cand_status.empty() ? "-" : c.cand_status) + ")\n";
+      out += "- " + md_escape(c.name) + " (base " + status_or(c.base_status, "-") + ", candidate " + status_or(c.cand_status, "-") +
+             ")\n";
   };
   list("Only in base", cmp.only_base);
   list("Only in candidate", cmp.only_cand);
@@ -243,12 +246,12 @@ std::string comparison_html(const Comparison& cmp, bool all) {
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n";
-  const auto list = [&](const char* title, const std::vector<CaseStatus>& cases) {
+  const auto list = [&](const char* title, const std::vector<CaseInRuns>& cases) {
     if (cases.empty()) return;
     out += std::string("<h2>") + title + "</h2><ul>";
     for (const auto& c : cases)
-      out += "<li>" + html_escape(c.name + " (base " + (c.base_status.empty() ? "-" : c.base_status) + ", candidate " +
-                                  (c.cand_status.empty() ? "-" : c.cand_status) + ")") + "</li>";
+      out += "<li>" + html_escape(c.name + " (base " + status_or(c.base_status, "-") + ", candidate " +
+                                  status_or(c.cand_status, "-") + ")") + "</li>";
     out += "</ul>\n";
   };
   list("Only in base", cmp.only_base);

@@ -46,7 +46,7 @@ void narrow(std::vector<RunRecord>& runs, Keep keep, const std::string& what, Ke
 History load_history(Store& store, const HistoryQuery& q) {
   std::vector<RunRecord> runs;
   for (auto& r : store.list_runs())
-    if (r.status != "running") runs.push_back(std::move(r));
+    if (r.status != RunStatus::Running) runs.push_back(std::move(r));
   sort_newest_first(runs);  // by start time: runs imported from CI artifacts come in any order
   if (runs.empty()) throw std::invalid_argument(store.path().string() + " holds no finished run yet");
   const auto suite = [](const RunRecord& r) { return r.suite; };

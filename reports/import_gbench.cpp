@@ -75,17 +75,17 @@ RunData import_gbench(const std::filesystem::path& file) {
       c.params = {{"benchmark", name}};
       c.params_key = params_key(Params{{"benchmark", Value(name)}});
       c.label = name;
-      c.status = "ok";
+      c.status = CaseStatus::Ok;
       c.primary_metric = "real_time_ms";
     }
     if (e.value("error_occurred", false)) {
-      c.status = "failed";
+      c.status = CaseStatus::Failed;
       c.reason = e.value("error_message", std::string("error_occurred"));
       continue;
     }
     if (e.contains("skipped") && !(e["skipped"].is_boolean() && !e["skipped"].get<bool>()) &&
         !(e["skipped"].is_number() && e["skipped"].get<double>() == 0)) {
-      c.status = "skipped";
+      c.status = CaseStatus::Skipped;
       c.reason = e.value("skip_message", std::string("skipped"));
       continue;
     }
@@ -106,9 +106,9 @@ RunData import_gbench(const std::filesystem::path& file) {
   for (const auto& name : order) {
     CaseRecord c = std::move(cases[name]);
     const Metrics& m = metrics[name];
-    if (c.status == "ok") {
+    if (c.status == CaseStatus::Ok) {
       if (!m.samples.count("real_time_ms")) {
-        c.status = "failed";
+        c.status = CaseStatus::Failed;
         c.reason = "no iteration entry with a real_time";
       } else {
         c.samples = m.samples;

@@ -82,7 +82,7 @@ RunRecord read_run(const Field& run, const Field& env) {
   r.uuid = run["uuid"].str();
   if (r.uuid.empty()) run["uuid"].fail("empty");
   r.suite = run["suite"].str();
-  r.status = run["status"].one_of({"ok", "failed", "interrupted"});  // a finished run: "running" is no result
+  r.status = *parse_run_status(run["status"].one_of({"ok", "failed", "interrupted"}));  // a finished run: "running" is no result
   r.started_at = run["started_at"].num();
   r.finished_at = run["finished_at"].num();
   r.argv = run["argv"].str();
@@ -110,7 +110,7 @@ CaseRecord read_case(const Field& c) {
     r.ranks = static_cast<int>(n);
   else
     ranks.fail("expected at least 1, got " + std::to_string(n));
-  r.status = c["status"].one_of({"ok", "failed", "skipped", "timeout", "interrupted"});
+  r.status = *parse_case_status(c["status"].one_of({"ok", "failed", "skipped", "timeout", "interrupted"}));
   r.reason = c["reason"].str();
   r.primary_metric = c["primary_metric"].str();
   r.started_at = c["started_at"].num();
@@ -130,7 +130,7 @@ CaseRecord read_case(const Field& c) {
   }
   for (const auto& item : c["items"].elements()) r.items.emplace_back(item["key"].str(), item["data"].value());
   // An ok case is judged by its primary metric: without samples of it, a comparison could not see it get worse.
-  if (r.status == "ok" && !r.samples.empty() && r.samples[r.primary_metric].empty())
+  if (r.status == CaseStatus::Ok && !r.samples.empty() && r.samples[r.primary_metric].empty())
     c["primary_metric"].fail("'" + r.primary_metric + "' has no samples in this ok case");
   for (const auto& [metric, values] : r.samples)
     if (!values.empty() && std::none_of(r.summaries.begin(), r.summaries.end(),

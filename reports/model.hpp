@@ -10,6 +10,7 @@
 
 #include "util/stats.hpp"
 #include "harness/metric.hpp"
+#include "reports/status.hpp"
 
 namespace mlsb::reports {
 
@@ -21,7 +22,7 @@ struct SummaryRow {
   Summary stats;
 };
 
-/// One case's outcome. status: "ok" | "failed" | "skipped" | "timeout" | "interrupted".
+/// One case's outcome.
 struct CaseRecord {
   int64_t id = 0;  ///< assigned by the store
   std::string workload;
@@ -31,7 +32,7 @@ struct CaseRecord {
   std::string backend = "cpu";
   std::string comm = "local";
   int ranks = 1;
-  std::string status;
+  CaseStatus status = CaseStatus::Running;
   std::string reason;
   std::string primary_metric;
   double started_at = 0;   ///< unix seconds
@@ -47,12 +48,12 @@ struct CaseRecord {
   std::vector<std::pair<std::string, nlohmann::json>> items;  ///< (key, detail)
 };
 
-/// One run. status: "running" | "ok" | "failed" | "interrupted".
+/// One run.
 struct RunRecord {
   int64_t id = 0;  ///< assigned by the store
   std::string uuid;
   std::string suite;
-  std::string status = "running";
+  RunStatus status = RunStatus::Running;
   std::string argv;
   std::vector<std::string> tags;
   uint64_t seed = 0;

@@ -132,7 +132,7 @@ std::string render_gbench(const RunData& data) {
   const std::vector<std::string> names = case_display_names(data.cases);
   int family = 0;
   for (size_t i = 0; i < data.cases.size(); ++i)
-    if (data.cases[i].status == "ok") add_case(benchmarks, data.cases[i], names[i], family++);
+    if (data.cases[i].status == CaseStatus::Ok) add_case(benchmarks, data.cases[i], names[i], family++);
   return dump_json(ojson{{"context", std::move(context)}, {"benchmarks", std::move(benchmarks)}}, 2) + "\n";
 }
 

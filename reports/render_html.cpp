@@ -68,11 +68,11 @@ void summary(std::string& out, const std::vector<WorkloadGroup>& groups) {
     for (size_t i = 0; i < g.cases.size(); ++i) {
       const CaseRecord& c = *g.cases[i];
       ++total;
-      ok += c.status == "ok";
+      ok += c.status == CaseStatus::Ok;
       const SummaryRow* s = find_summary(c, c.primary_metric);
-      t.rows.push_back({g.names[i], c.status, c.primary_metric,
+      t.rows.push_back({g.names[i], status_name(c.status), c.primary_metric,
                         s ? fmt_num(s->stats.median) + (s->unit.empty() ? "" : " " + s->unit) : "—", c.reason});
-      t.row_class.push_back("st-" + c.status);
+      t.row_class.push_back("st-" + status_name(c.status));
     }
   out += "<section id=\"summary\"><h2>Summary</h2>\n<p>" + std::to_string(total) + " cases: " +
          std::to_string(ok) + " ok, " + std::to_string(total - ok) + " not ok</p>\n" + html_table(t, "summary") +

@@ -51,7 +51,7 @@ std::string format_run_list(const std::vector<RunSummary>& runs) {
   for (const auto& [r, counts] : runs) {
     std::snprintf(line, sizeof line, "%-6lld %-8s %-19s %-8s %-11s %4lld %6lld %5lld %-16s %-14s %s\n",
                   static_cast<long long>(r.id), r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(),
-                  format_duration(r).c_str(), r.status.c_str(), static_cast<long long>(counts.ok),
+                  format_duration(r).c_str(), status_name(r.status).c_str(), static_cast<long long>(counts.ok),
                   static_cast<long long>(counts.failed), static_cast<long long>(counts.other), r.suite.c_str(),
                   git_label(r).c_str(), join(r.tags, ",").c_str());
     o << line;

@@ -60,6 +60,13 @@ void require_file_path(const std::filesystem::path& path) {
     throw StoreError(path.string() + " is a directory; name a database file inside it (--db)");
 }
 
+// A status read back from the store; one this build does not know is an error naming the row.
+template <typename Status>
+Status stored_status(std::optional<Status> status, const std::string& text, const std::string& row) {
+  if (!status) throw StoreError(row + " has status '" + text + "', which this build does not know");
+  return *status;
+}
+
 RunRecord read_run_row(const Stmt& s) {
   RunRecord r;
   r.id = s.col_int(0);
@@ -67,7 +74,7 @@ RunRecord read_run_row(const Stmt& s) {
   r.suite = s.col_text(2);
   r.started_at = s.col_double(3);
   r.finished_at = s.col_double(4);
-  r.status = s.col_text(5);
+  r.status = stored_status(parse_run_status(s.col_text(5)), s.col_text(5), "run " + std::to_string(r.id));
   r.argv = s.col_text(6);
   r.seed = static_cast<uint64_t>(s.col_int(7));
   r.tags = nlohmann::json::parse(s.col_text(8)).get<std::vector<std::string>>();
@@ -246,7 +253,7 @@ int64_t Store::begin_run(RunRecord& run) {
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
          "env_json, machine_key, branch, ci_json, pid, host, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
          "cannot insert run");
-  s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, run.status);
+  s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, status_name(run.status));
   s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, dump_json(nlohmann::json(run.tags)));
   s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, dump_json(run.env));
   s.bind(12, run.machine_key).bind(13, run.branch).bind(14, dump_json(run.ci));
@@ -256,10 +263,10 @@ int64_t Store::begin_run(RunRecord& run) {
   return run.id;
 }
 
-void Store::insert_case_row(int64_t run_id, CaseRecord& c, std::string_view status) {
+void Store::insert_case_row(int64_t run_id, CaseRecord& c, CaseStatus status) {
   auto& ic = stmts_->insert_case;
   ic.bind(1, run_id).bind(2, c.workload).bind(3, dump_json(c.params)).bind(4, c.params_key).bind(5, c.label);
-  ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, status).bind(10, c.reason);
+  ic.bind(6, c.backend).bind(7, c.comm).bind(8, int64_t{c.ranks}).bind(9, status_name(status)).bind(10, c.reason);
   ic.bind(11, c.primary_metric).bind(12, c.started_at).bind(13, c.finished_at);
   ic.bind(14, dump_json(c.gpu)).bind(15, int64_t{c.throttled});
   ic.run();
@@ -296,7 +303,7 @@ int64_t Store::add_case(int64_t run_id, CaseRecord& c) {
 int64_t Store::begin_case(int64_t run_id, CaseRecord& c) {
   if (!stmts_) throw StoreError(path_.string() + ": opened read-only; cannot add a case");
   Transaction tx(db_, /*immediate=*/true);
-  insert_case_row(run_id, c, "running");
+  insert_case_row(run_id, c, CaseStatus::Running);
   tx.commit();
   return c.id;
 }
@@ -323,7 +330,7 @@ void Store::finish_case(const CaseRecord& c, size_t items_stored) {
          "UPDATE cases SET backend = ?, status = ?, reason = ?, primary_metric = ?, finished_at = ?, gpu_json = ?, "
          "throttled = ? WHERE id = ? AND status IN ('running', 'interrupted')",
          "cannot finish case");
-  u.bind(1, c.backend).bind(2, c.status).bind(3, c.reason).bind(4, c.primary_metric).bind(5, c.finished_at);
+  u.bind(1, c.backend).bind(2, status_name(c.status)).bind(3, c.reason).bind(4, c.primary_metric).bind(5, c.finished_at);
   u.bind(6, dump_json(c.gpu)).bind(7, int64_t{c.throttled}).bind(8, c.id).run();
   if (sqlite3_changes(db_) == 0)
     throw StoreError(path_.string() + ": no unfinished case with id " + std::to_string(c.id));
@@ -331,9 +338,9 @@ void Store::finish_case(const CaseRecord& c, size_t items_stored) {
   tx.commit();
 }
 
-void Store::finish_run(int64_t run_id, std::string_view status) {
+void Store::finish_run(int64_t run_id, RunStatus status) {
   Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", "cannot finish run");
-  s.bind(1, status).bind(2, unix_now()).bind(3, run_id).run();
+  s.bind(1, status_name(status)).bind(2, unix_now()).bind(3, run_id).run();
   if (sqlite3_changes(db_) == 0) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
 }
 
@@ -426,7 +433,7 @@ RunData Store::load_run(int64_t run_id) {
       c.backend = s.col_text(5);
       c.comm = s.col_text(6);
       c.ranks = static_cast<int>(s.col_int(7));
-      c.status = s.col_text(8);
+      c.status = stored_status(parse_case_status(s.col_text(8)), s.col_text(8), "case " + std::to_string(c.id));
       c.reason = s.col_text(9);
       c.primary_metric = s.col_text(10);
       c.started_at = s.col_double(11);

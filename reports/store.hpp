@@ -69,7 +69,7 @@ class Store {
   void add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items);
   void finish_case(const CaseRecord& c, size_t items_stored);
   /// Sets the run's final status and finish time.
-  void finish_run(int64_t run_id, std::string_view status);
+  void finish_run(int64_t run_id, RunStatus status);
 
   /// Resolves a run reference: numeric id, uuid (or unique uuid prefix), "latest", "latest~N"
   /// (N runs before the latest), a tag (the newest run carrying it) or "TAG~N" (the N-th run before the
@@ -99,7 +99,7 @@ class Store {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  void insert_case_row(int64_t run_id, CaseRecord& c, std::string_view status);
+  void insert_case_row(int64_t run_id, CaseRecord& c, CaseStatus status);
   void insert_case_results(const CaseRecord& c, size_t first_item);  // samples, summaries, items[first_item..]
   struct Statements;  // prepared statements reused across add_case calls
   std::filesystem::path path_;

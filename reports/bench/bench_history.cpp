@@ -31,7 +31,7 @@ const fs::path& store_path() {
       run.run.git_sha = std::to_string(r);
       store.begin_run(run.run);
       for (auto& c : run.cases) store.add_case(run.run.id, c);
-      store.finish_run(run.run.id, "ok");
+      store.finish_run(run.run.id, RunStatus::Ok);
     }
     return p;
   }();

@@ -12,7 +12,7 @@ inline RunData synthetic_run(int cases, int metrics, int samples, int tasks_per_
   RunData data;
   data.run.uuid = "00000000-0000-4000-8000-" + std::to_string(100000000000 + seed);
   data.run.suite = "synthetic";
-  data.run.status = "ok";
+  data.run.status = RunStatus::Ok;
   data.run.argv = "mlsysbench run synthetic";
   data.run.seed = seed;
   data.run.started_at = 1767225600;  // 2026-01-01T00:00:00Z
@@ -25,8 +25,8 @@ inline RunData synthetic_run(int cases, int metrics, int samples, int tasks_per_
     c.workload = i % 2 ? "toolbench" : "moe_train";
     c.params = {{"size", i}, {"dtype", "bf16"}};
     c.params_key = "dtype=bf16,size=" + std::to_string(i);
-    c.status = i % 17 == 3 ? "failed" : "ok";
-    if (c.status == "failed") c.reason = "verification: max abs error 0.5 > 1e-3";
+    c.status = i % 17 == 3 ? CaseStatus::Failed : CaseStatus::Ok;
+    if (c.status == CaseStatus::Failed) c.reason = "verification: max abs error 0.5 > 1e-3";
     c.primary_metric = "time_ms";
     c.started_at = data.run.started_at + i;
     c.finished_at = c.started_at + 0.5;

@@ -33,7 +33,7 @@ const Breakdown kBreakdowns[] = {
 };
 
 const SummaryRow* ok_summary(const CaseRecord& c, const std::string& metric) {
-  return c.status == "ok" ? find_summary(c, metric) : nullptr;
+  return c.status == CaseStatus::Ok ? find_summary(c, metric) : nullptr;
 }
 
 std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -55,7 +55,7 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
     if (c->params.is_object())
       for (const auto& [axis, v] : c->params.items()) {
         seen[axis].insert(v.dump());
-        if (c->status == "ok" && v.is_number()) values[axis].insert(v.get<double>());
+        if (c->status == CaseStatus::Ok && v.is_number()) values[axis].insert(v.get<double>());
       }
   for (const auto& [axis, vals] : values) {
     if (vals.size() < 3) continue;

@@ -89,7 +89,7 @@ std::string md_escape(std::string_view s) {
 
 std::string status_text(const CaseRecord& c) {
   const std::string throttled = throttle_text(c);
-  const std::string status = throttled.empty() ? c.status : c.status + ", " + throttled;
+  const std::string status = throttled.empty() ? status_name(c.status) : status_name(c.status) + ", " + throttled;
   return c.reason.empty() ? status : status + ": " + c.reason;
 }
 
@@ -146,7 +146,7 @@ std::vector<TrendPoint> trend_points(const RunData& run) {
   const std::vector<std::string> names = case_display_names(run.cases);
   for (size_t i = 0; i < run.cases.size(); ++i) {
     const CaseRecord& c = run.cases[i];
-    if (c.status != "ok") continue;
+    if (c.status != CaseStatus::Ok) continue;
     for (const auto& s : c.summaries) {
       const auto samples = c.samples.find(s.metric);
       const bool finite = std::isfinite(s.stats.median) && std::isfinite(s.stats.p05) && std::isfinite(s.stats.p95);
@@ -157,7 +157,7 @@ std::vector<TrendPoint> trend_points(const RunData& run) {
 }
 
 std::string status_counts(const WorkloadGroup& g) {
-  std::vector<std::pair<std::string, int>> counts;
+  std::vector<std::pair<CaseStatus, int>> counts;
   for (const CaseRecord* c : g.cases) {
     auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == c->status; });
     if (it == counts.end()) counts.emplace_back(c->status, 1);
@@ -165,7 +165,7 @@ std::string status_counts(const WorkloadGroup& g) {
   }
   std::string out = std::to_string(g.cases.size()) + (g.cases.size() == 1 ? " case: " : " cases: ");
   for (size_t i = 0; i < counts.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(counts[i].second) + " " + counts[i].first;
+    out += (i ? ", " : "") + std::to_string(counts[i].second) + " " + status_name(counts[i].first);
   return out;
 }
 
@@ -205,7 +205,7 @@ std::vector<std::pair<std::string, std::string>> run_fields(const RunRecord& run
   if (run.finished_at > 0 && run.started_at > 0) duration = fmt_num(run.finished_at - run.started_at) + " s";
   return {{"run", run.uuid + " (id " + std::to_string(run.id) + ")"},
           {"suite", run.suite},
-          {"status", run.status},
+          {"status", status_name(run.status)},
           {"started", iso_time(run.started_at)},
           {"finished", iso_time(run.finished_at)},
           {"duration", duration},

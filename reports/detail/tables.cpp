@@ -14,7 +14,7 @@ Table cases_table(const WorkloadGroup& g) {
           {true, false, false, false, true, false, false, false, false, false, false}};
   for (size_t i = 0; i < g.cases.size(); ++i) {
     const CaseRecord* c = g.cases[i];
-    const SummaryRow* s = c->status == "ok" ? find_summary(*c, c->primary_metric) : nullptr;
+    const SummaryRow* s = c->status == CaseStatus::Ok ? find_summary(*c, c->primary_metric) : nullptr;
     std::vector<std::string> row{g.names[i], c->backend, c->comm, std::to_string(c->ranks), status_text(*c),
                                  c->primary_metric};
     if (s) {
@@ -25,7 +25,7 @@ Table cases_table(const WorkloadGroup& g) {
     }
     row.push_back(std::to_string(c->items.size()));
     t.rows.push_back(std::move(row));
-    t.row_class.push_back("st-" + c->status + (c->throttled ? " throttled" : ""));
+    t.row_class.push_back("st-" + status_name(c->status) + (c->throttled ? " throttled" : ""));
   }
   return t;
 }
@@ -40,7 +40,7 @@ Table metrics_table(const WorkloadGroup& g) {
   }
   for (size_t i = 0; i < g.cases.size(); ++i) {
     const CaseRecord* c = g.cases[i];
-    if (c->status != "ok") continue;
+    if (c->status != CaseStatus::Ok) continue;
     std::vector<std::string> row{g.names[i]};
     for (const auto& m : g.metrics) {
       const SummaryRow* s = find_summary(*c, m.first);

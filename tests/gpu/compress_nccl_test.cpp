@@ -28,9 +28,9 @@ TEST(GpuCompressNccl, EveryCollectiveOnOneGpu) {
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.comm, "nccl") << c.params_key;
     if (c.params["codec"] == "none") {
-      EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+      EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     } else {
-      EXPECT_EQ(c.status, "skipped") << c.params_key;
+      EXPECT_EQ(c.status, reports::CaseStatus::Skipped) << c.params_key;
       EXPECT_THAT(c.reason, ::testing::HasSubstr("codec none"));
     }
   }

@@ -64,7 +64,7 @@ TEST(GpuStateOnGpu, ACudaCaseRecordsTheStateBeforeAndAfter) {
   spec.runner.min_samples = spec.runner.max_samples = 3;
   std::atomic<bool> cancel{false};
   const reports::CaseRecord rec = run_case(spec, "cuda", 1, cancel);
-  ASSERT_EQ(rec.status, "ok") << rec.reason;
+  ASSERT_EQ(rec.status, reports::CaseStatus::Ok) << rec.reason;
   EXPECT_EQ(rec.backend, "cuda");
   ASSERT_TRUE(rec.gpu.contains("before")) << rec.gpu.dump();
   EXPECT_EQ(rec.gpu["before"].size(), cuda::probe().gpus.size());

@@ -128,10 +128,10 @@ int main(int argc, char** argv) {
     opts.backend = "cuda";
     const RunOutcome cuda = run_plan(one, opts, store ? &*store : nullptr, nullptr, g_interrupt, comms);
     std::printf("rank %d: run %s (%d ok, %d failed, %d timed out, %d skipped); cuda run %s (%d skipped)\n",
-                comms.rank(), out.status.c_str(), out.ok, out.failed, out.timed_out, out.skipped,
-                cuda.status.c_str(), cuda.skipped);
+                comms.rank(), reports::status_name(out.status).c_str(), out.ok, out.failed, out.timed_out, out.skipped,
+                reports::status_name(cuda.status).c_str(), cuda.skipped);
   } else {
-    std::printf("rank %d: run %s\n", comms.rank(), out.status.c_str());
+    std::printf("rank %d: run %s\n", comms.rank(), reports::status_name(out.status).c_str());
   }
   std::fflush(stdout);
   return 0;

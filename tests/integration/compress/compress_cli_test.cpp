@@ -40,7 +40,7 @@ TEST(CompressCli, LosslessAndLossyCodecsRecordTheirMetrics) {
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 6u);
   for (const auto& c : run.cases) {
-    ASSERT_EQ(c.status, "ok") << codec_of(c) << ": " << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << codec_of(c) << ": " << c.reason;
     EXPECT_EQ(c.primary_metric, "time_ms");
     ASSERT_TRUE(summary(c, "ratio")) << codec_of(c);
     ASSERT_TRUE(summary(c, "compress_gbps")) << codec_of(c);
@@ -68,7 +68,7 @@ TEST(CompressCli, PathologicalTensorsRoundTripInEveryDtypeAndSize) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.cases.size(), 27u);
-  for (const auto& c : run.cases) EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+  for (const auto& c : run.cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
 }
 
 // A generated tensor of no elements is an input error at plan time; an empty tensor read from a file
@@ -88,7 +88,7 @@ TEST(CompressCli, EmptyTensorsHaveNoRatio) {
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
   for (const auto& c : run.cases) {
-    EXPECT_EQ(c.status, "ok") << c.reason;
+    EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
     EXPECT_FALSE(summary(c, "ratio")) << c.params_key;
     EXPECT_TRUE(summary(c, "time_ms")) << c.params_key;
   }
@@ -149,9 +149,9 @@ TEST(CompressCli, TensorFilesAreReadAndBadOnesFailTheirCaseOnly) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
-  EXPECT_EQ(run.cases[0].status, "failed");
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Failed);
   EXPECT_THAT(run.cases[0].reason, HasSubstr("cut.safetensors"));
-  EXPECT_EQ(run.cases[1].status, "ok") << run.cases[1].reason;
+  EXPECT_EQ(run.cases[1].status, reports::CaseStatus::Ok) << run.cases[1].reason;
 
   const auto missing = test::run_cli("run compress -p tensor_file=" + shell_quote(dir / "nope.safetensors") + " --db " + shell_quote(dir / "m.db"));
   EXPECT_EQ(missing.exit_code, 2);
@@ -164,9 +164,9 @@ TEST(CompressCli, CudaBackendWithoutAGpuSkipsWithTheReason) {
   const auto r = test::run_cli("run compress -p elements=1000 --backend cuda --db " + shell_quote(dir / "r.db"));
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 1u);
-  if (run.cases[0].status == "ok") GTEST_SKIP() << "a GPU is present";
+  if (run.cases[0].status == reports::CaseStatus::Ok) GTEST_SKIP() << "a GPU is present";
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(run.cases[0].status, "skipped");
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Skipped);
   EXPECT_THAT(run.cases[0].reason, HasSubstr("cuda"));
 }
 
@@ -178,7 +178,7 @@ TEST(CompressCli, PlannerRecordsThePlanAndStaysWithinTheBudget) {
   const auto run = latest(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 2u);
   for (const auto& c : run.cases) {
-    ASSERT_EQ(c.status, "ok") << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
     EXPECT_EQ(c.items.size(), 49u);  // gpt2-small: the embedding and 12 layers x 4 weights
     ASSERT_TRUE(summary(c, "predicted_ms"));
     const double budget = c.params["error_budget"].get<double>();
@@ -199,7 +199,7 @@ TEST(CompressCli, CollectivesOnOneRankMatchTheUncompressedOnes) {
   const auto run = latest(dir / "r.db");
   EXPECT_EQ(run.cases.size(), 18u);
   for (const auto& c : run.cases) {
-    EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     EXPECT_EQ(c.comm, "local");
     EXPECT_EQ(c.ranks, 1);
     EXPECT_TRUE(summary(c, "algbw_gbps")) << c.params_key;
@@ -229,13 +229,13 @@ TEST(CompressCli, ImportsGoogleBenchmarkJson) {
   EXPECT_THAT(run.run.tags, ::testing::Contains("micro"));
   ASSERT_EQ(run.cases.size(), 2u);
   const auto& a = run.cases[0];
-  EXPECT_EQ(a.status, "ok");
+  EXPECT_EQ(a.status, reports::CaseStatus::Ok);
   ASSERT_TRUE(summary(a, "real_time_ms"));
   EXPECT_EQ(summary(a, "real_time_ms")->stats.n, 3);
   EXPECT_DOUBLE_EQ(summary(a, "real_time_ms")->stats.median, 2.0);
   EXPECT_NEAR(summary(a, "gbps")->stats.median, 4.0, 1e-9);
   EXPECT_DOUBLE_EQ(summary(a, "ratio")->stats.median, 1.5);
-  EXPECT_EQ(run.cases[1].status, "failed");
+  EXPECT_EQ(run.cases[1].status, reports::CaseStatus::Failed);
   EXPECT_EQ(run.cases[1].reason, "input too small");
 
   // Real Google Benchmark output, when the store benchmark is built.
@@ -249,7 +249,7 @@ TEST(CompressCli, ImportsGoogleBenchmarkJson) {
     ASSERT_EQ(imp.exit_code, 0) << imp.err;
     const auto real = latest(dir / "r.db");
     ASSERT_EQ(real.cases.size(), 1u);
-    EXPECT_EQ(real.cases[0].status, "ok");
+    EXPECT_EQ(real.cases[0].status, reports::CaseStatus::Ok);
     EXPECT_EQ(summary(real.cases[0], "real_time_ms")->stats.n, 2);
   }
 

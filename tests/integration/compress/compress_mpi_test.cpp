@@ -39,7 +39,7 @@ TEST(CompressMpi, EveryCollectiveAndCodecFamilyOnFourRanks) {
   EXPECT_EQ(run.cases.size(), 18u);
   std::set<std::string> collectives;
   for (const auto& c : run.cases) {
-    EXPECT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     EXPECT_EQ(c.comm, "mpi");
     EXPECT_EQ(c.ranks, 4);
     collectives.insert(c.params["collective"].get<std::string>());
@@ -88,9 +88,9 @@ void signal_one_rank(int rank) {
   reports::Store store(db, /*read_only=*/true);
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "interrupted") << test::read_file(dir / "log");
+  EXPECT_EQ(runs[0].status, reports::RunStatus::Interrupted) << test::read_file(dir / "log");
   const auto run = store.load_run(runs[0].id);
-  for (const auto& c : run.cases) EXPECT_TRUE(c.status == "ok" || c.status == "interrupted") << c.status << ": " << c.reason;
+  for (const auto& c : run.cases) EXPECT_TRUE(c.status == reports::CaseStatus::Ok || c.status == reports::CaseStatus::Interrupted) << c.status << ": " << c.reason;
 }
 
 TEST(CompressMpi, SigtermToOneRankEndsTheJobAndKeepsTheRun) { signal_one_rank(1); }

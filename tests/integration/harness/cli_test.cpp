@@ -271,7 +271,7 @@ int64_t wait_for_cases(const fs::path& db, const std::function<bool(const std::v
 
 // The newest run once its first case has ended (a case in flight is stored as "running").
 int64_t wait_for_first_case(const fs::path& db) {
-  return wait_for_cases(db, [](const auto& cases) { return !cases.empty() && cases[0].status != "running"; });
+  return wait_for_cases(db, [](const auto& cases) { return !cases.empty() && cases[0].status != reports::CaseStatus::Running; });
 }
 
 TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
@@ -289,10 +289,10 @@ TEST(CliRun, CtrlCLeavesRunInterruptedWithFinishedCasesKept) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
   reports::Store store(db, true);
   const auto run = store.load_run(*store.resolve_run("latest"));
-  EXPECT_EQ(run.run.status, "interrupted");
+  EXPECT_EQ(run.run.status, reports::RunStatus::Interrupted);
   ASSERT_GE(run.cases.size(), 1u);
   EXPECT_LT(run.cases.size(), 3u + 1);
-  EXPECT_EQ(run.cases[0].status, "ok");
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Ok);
   EXPECT_FALSE(run.cases[0].items.empty());
 }
 
@@ -309,7 +309,7 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
   ASSERT_GE(pid, 0);
   // The second case (8 task trials) is in flight with some of its trials stored.
   const int64_t run_id = wait_for_cases(db, [](const auto& cases) {
-    return cases.size() == 2 && cases[1].status == "running" && !cases[1].items.empty();
+    return cases.size() == 2 && cases[1].status == reports::CaseStatus::Running && !cases[1].items.empty();
   });
   ASSERT_GT(run_id, 0) << "no case in flight with stored items in time";
   kill(pid, SIGKILL);
@@ -332,12 +332,12 @@ TEST(CliRun, KilledRunIsMarkedInterruptedByTheNextCommand) {
   {
     reports::Store store(db, true);
     const auto run = store.load_run(run_id);
-    EXPECT_EQ(run.run.status, "interrupted");
+    EXPECT_EQ(run.run.status, reports::RunStatus::Interrupted);
     EXPECT_GT(run.run.finished_at, run.run.started_at);
     ASSERT_GE(run.cases.size(), 2u);
-    EXPECT_EQ(run.cases[0].status, "ok");
+    EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Ok);
     EXPECT_EQ(run.cases[0].items.size(), 4u);  // 4 tasks, 1 trial each
-    EXPECT_EQ(run.cases[1].status, "interrupted");
+    EXPECT_EQ(run.cases[1].status, reports::CaseStatus::Interrupted);
     EXPECT_THAT(run.cases[1].reason, HasSubstr("killed or crashed while it ran"));
     EXPECT_GE(run.cases[1].items.size(), 1u);  // the trials it finished before the kill
     EXPECT_LE(run.cases[1].items.size(), 8u);
@@ -364,7 +364,7 @@ TEST(CliEndToEnd, AllRealFilesystemTasksAreStored) {
   const auto run = store.load_run(*store.resolve_run("latest"));
   ASSERT_EQ(run.cases.size(), 1u);
   const auto& c = run.cases[0];
-  EXPECT_EQ(c.status, "ok") << c.reason;
+  EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
   EXPECT_EQ(c.items.size(), 241u);
   int failing = 0;
   for (const auto& [key, item] : c.items) {

@@ -23,7 +23,7 @@ void write_store(const std::filesystem::path& db) {
   reports::RunRecord run;
   run.uuid = "5d0c1f7e-0000-4000-8000-000000000001";
   run.suite = "nightly";
-  run.status = "ok";
+  run.status = reports::RunStatus::Ok;
   run.tags = {"night-1"};
   run.machine_key = "4a5b6c7d8e9f0011";
   run.branch = "main";
@@ -32,14 +32,14 @@ void write_store(const std::filesystem::path& db) {
   ok.workload = "compress";
   ok.params = {{"codec", "zstd"}};
   ok.params_key = ok.label = "codec=zstd";
-  ok.status = "ok";
+  ok.status = reports::CaseStatus::Ok;
   ok.primary_metric = "time_ms";
   ok.samples = {{"time_ms", {2.0, 2.5, 2.25}}};
   ok.summaries.push_back({"time_ms", "ms", Better::Lower, summarize(ok.samples["time_ms"])});
   store.add_case(run.id, ok);
   reports::CaseRecord failed = ok;
   failed.params_key = failed.label = "codec=lz4";
-  failed.status = "failed";
+  failed.status = reports::CaseStatus::Failed;
   failed.reason = "round trip differs";
   failed.samples.clear();
   failed.summaries.clear();

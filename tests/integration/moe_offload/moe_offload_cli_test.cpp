@@ -48,7 +48,7 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
   ASSERT_EQ(run.cases.size(), 12u);
   std::map<std::string, double> lookups;
   for (const auto& c : run.cases) {
-    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     const std::string policy = c.params["policy"];
     for (const char* m : {"tokens_per_s", "hit_rate", "ready_rate", "belady_hit_rate", "gap_to_belady_points",
                           "lookups", "h2d_gb", "stall_ms", "replay_ms", "tpot_p50_ms", "tpot_p95_ms",
@@ -90,7 +90,7 @@ TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
   const auto run = only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 6u);
   for (const auto& c : run.cases) {
-    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     bool found = false;
     for (const auto& [key, item] : c.items)
       if (key == "trace") {
@@ -132,12 +132,12 @@ TEST(MoeOffloadCli, EdgeTracesRunAPresetWithMoreExpertsAndASteepZipf) {
   auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + shell_quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
                               "-p preset_layers=4 -p policy=lru,predictive --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
+  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
   // Zipf 100: all but the top expert are ~2^-100 likely, yet every token still gets k distinct experts.
   r = test::run_cli(dir / "b.db", "run moe_offload -p zipf=100 -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 -p sequences=4 "
                          "-p seq_len=16 -p policy=lru --repetitions 1 --timeout 60");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(only_run(dir / "b.db").cases.at(0).status, "ok");
+  EXPECT_EQ(only_run(dir / "b.db").cases.at(0).status, reports::CaseStatus::Ok);
 }
 
 // A Mixtral-named F32 checkpoint of `layers` x `experts` experts of width h and inner size f.
@@ -162,12 +162,12 @@ TEST(MoeOffloadCli, ServesACheckpointsExpertsAndFailsOnAMismatchedOne) {
                              "-p policy=lru,belady --repetitions 1";
   auto r = test::run_cli(dir / "a.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=24" + common);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, "ok") << c.reason;
+  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
 
   r = test::run_cli(dir / "b.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=32" + common);
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& c : only_run(dir / "b.db").cases) {
-    EXPECT_EQ(c.status, "failed") << "a defective checkpoint fails the case";
+    EXPECT_EQ(c.status, reports::CaseStatus::Failed) << "a defective checkpoint fails the case";
     EXPECT_THAT(c.reason, testing::HasSubstr("model.layers.0.block_sparse_moe.experts.0.w1.weight has shape [24, 16]"));
   }
 }
@@ -183,7 +183,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
                                   " -p preset=mixtral-8x7b -p scale=256 -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   auto run = only_run(dir / "a.db");
-  EXPECT_EQ(run.cases.at(0).status, "skipped");
+  EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Skipped);
   EXPECT_EQ(run.cases.at(0).reason, "trace: expert id 9 (line 6) exceeds the model's experts (8)");
 
   // A truncated file: its last record is cut mid-line.
@@ -191,7 +191,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   r = test::run_cli(dir / "b.db", "run moe_offload -p trace=" + shell_quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
   run = only_run(dir / "b.db");
-  EXPECT_EQ(run.cases.at(0).status, "failed");
+  EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Failed);
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("cut.jsonl line 2: not a JSON record"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("truncated"));
 
@@ -210,14 +210,14 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   r = test::run_cli(dir / "s.db", "run moe_offload -p trace=" + shell_quote(dir / "sparse.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   run = only_run(dir / "s.db");
-  EXPECT_EQ(run.cases.at(0).status, "ok");
+  EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Ok);
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("only 3 of its 10 experts are routed to"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("largest id (line 7)"));
 
   // A budget smaller than one expert: 3 * 128 * 256 * 4 bytes = 0.39 MB.
   r = test::run_cli(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
   run = only_run(dir / "d.db");
-  EXPECT_EQ(run.cases.at(0).status, "skipped");
+  EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Skipped);
   EXPECT_THAT(run.cases.at(0).reason, testing::StartsWith("cache_mb: 0.1"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("holds no expert"));
 

@@ -52,7 +52,7 @@ TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
   const auto run = store.load_run(store.list_runs()[0].id);
   ASSERT_EQ(run.cases.size(), 12u);
   for (const auto& c : run.cases) {
-    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     for (const char* m : {"step_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens_per_s", "model_tflops",
                           "mfu", "peak_tflops", "expert_gemm_tflops", "peak_memory_mb", "load_imbalance",
                           "dropped_fraction", "aux_loss", "z_loss"})
@@ -72,7 +72,7 @@ TEST(MoeTrainCli, PresetsScaleDownAndGroupLimitedRoutingRuns) {
                                             "--repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
-  for (const auto& c : store.load_run(store.list_runs()[0].id).cases) EXPECT_EQ(c.status, "ok") << c.reason;
+  for (const auto& c : store.load_run(store.list_runs()[0].id).cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
 }
 
 TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
@@ -83,7 +83,7 @@ TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
   reports::Store store((dir / "r.db").string(), true);
   auto run = store.load_run(store.list_runs()[0].id);
   ASSERT_EQ(run.cases.size(), 1u);
-  EXPECT_EQ(run.cases[0].status, "skipped");
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Skipped);
   EXPECT_THAT(run.cases[0].reason, testing::StartsWith("topk:"));
 
   const auto g = test::run_cli(dir / "g.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p groups=3 --repetitions 1");
@@ -107,7 +107,7 @@ TEST(MoeTrainCli, ADivergingRunFailsInsteadOfReportingNaN) {
   EXPECT_EQ(r.exit_code, 1);
   reports::Store store((dir / "r.db").string(), true);
   const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
-  EXPECT_EQ(c.status, "failed");
+  EXPECT_EQ(c.status, reports::CaseStatus::Failed);
   EXPECT_THAT(c.reason, testing::AnyOf(testing::HasSubstr("diverged"), testing::HasSubstr("non-finite")));
 }
 
@@ -121,7 +121,7 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   reports::Store store((dir / "r.db").string(), true);
   const auto run = store.load_run(store.list_runs()[0].id);
   const auto& c = run.cases.at(0);
-  ASSERT_EQ(c.status, "ok") << c.reason;
+  ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
   EXPECT_LT(metric_summary(c, "final_loss")->stats.median, 0.75 * metric_summary(c, "initial_loss")->stats.median);
   EXPECT_GT(metric_summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
   EXPECT_EQ(metric_summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
@@ -150,7 +150,7 @@ TEST(MoeTrainCli, TraceOutNeverOverwritesTheStoreOrTheCorpus) {
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 2u) << "the store survived";
   const auto c = store.load_run(runs[0].id).cases.at(0);
-  EXPECT_EQ(c.status, "failed");
+  EXPECT_EQ(c.status, reports::CaseStatus::Failed);
   EXPECT_THAT(c.reason, testing::HasSubstr("is not a routing trace; refusing to overwrite it"));
   test::write_file(dir / "corpus.txt", std::string(4000, 'a'));
   const auto corpus = test::run_cli(dir / "c.db", lm + "-p corpus=" + shell_quote(dir / "corpus.txt") + " -p trace_out=" +
@@ -188,7 +188,7 @@ TEST(MoeTrainCli, AMissingCorpusIsSkippedWithTheReason) {
   const auto r = test::run_cli(dir / "r.db", "run moe_train -p mode=lm -p corpus=" + shell_quote(dir / "tiny.txt"));
   reports::Store store((dir / "r.db").string(), true);
   const auto c = store.load_run(store.list_runs()[0].id).cases.at(0);
-  EXPECT_EQ(c.status, "skipped");
+  EXPECT_EQ(c.status, reports::CaseStatus::Skipped);
   EXPECT_THAT(c.reason, testing::StartsWith("corpus:"));
 }
 

@@ -32,11 +32,11 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.ranks, 4);
     if (c.params["experts"] == 6) {
-      EXPECT_EQ(c.status, "skipped");
+      EXPECT_EQ(c.status, reports::CaseStatus::Skipped);
       EXPECT_THAT(c.reason, testing::HasSubstr("experts:"));
       continue;
     }
-    ASSERT_EQ(c.status, "ok") << c.params_key << ": " << c.reason;
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     bool comm = false, compute = false;
     for (const auto& s : c.summaries) {
       comm |= s.metric == "comm_ms" && s.stats.median > 0;

@@ -111,27 +111,27 @@ TEST(MpiRunner, RanksAgreeOnEachCaseAndOnlyRankZeroWrites) {
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 2u) << "rank 0 alone writes the store";
   const auto run = store.load_run(store.resolve_run("1").value());
-  EXPECT_EQ(run.run.status, "failed");
+  EXPECT_EQ(run.run.status, reports::RunStatus::Failed);
   ASSERT_EQ(run.cases.size(), 5u);
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.comm, "mpi");
     EXPECT_EQ(c.ranks, 4);
     EXPECT_EQ(c.backend, "cpu");
   }
-  EXPECT_EQ(run.cases[0].status, "ok") << run.cases[0].reason;
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Ok) << run.cases[0].reason;
   EXPECT_EQ(run.cases[0].samples.at("value").size(), 3u);  // rank 0's rule (quiet data), not the noisy ranks'
-  EXPECT_EQ(run.cases[1].status, "failed");
+  EXPECT_EQ(run.cases[1].status, reports::CaseStatus::Failed);
   EXPECT_EQ(run.cases[1].reason, "rank 2: checksum 7 != 8");
   EXPECT_TRUE(run.cases[1].samples.empty());
-  EXPECT_EQ(run.cases[2].status, "skipped");
+  EXPECT_EQ(run.cases[2].status, reports::CaseStatus::Skipped);
   EXPECT_EQ(run.cases[2].reason, "rank 1: no widget on this rank");
-  EXPECT_EQ(run.cases[3].status, "timeout");
+  EXPECT_EQ(run.cases[3].status, reports::CaseStatus::Timeout);
   EXPECT_THAT(run.cases[3].reason, HasSubstr("rank 1: timed out"));
   EXPECT_THAT(run.cases[3].reason, HasSubstr("abandoned"));
-  EXPECT_EQ(run.cases[4].status, "ok") << "a case after a hung one runs normally: " << run.cases[4].reason;
+  EXPECT_EQ(run.cases[4].status, reports::CaseStatus::Ok) << "a case after a hung one runs normally: " << run.cases[4].reason;
   const auto cuda = store.load_run(store.resolve_run("2").value());
   ASSERT_EQ(cuda.cases.size(), 1u);
-  EXPECT_EQ(cuda.cases[0].status, "skipped");
+  EXPECT_EQ(cuda.cases[0].status, reports::CaseStatus::Skipped);
   EXPECT_EQ(cuda.cases[0].reason, "workload mpi_probe has no cuda path");
   EXPECT_LT(t.seconds, 40);
 }
@@ -144,10 +144,10 @@ TEST(MpiRunner, DeadRankInterruptsTheRunAndKeepsFinishedCases) {
   EXPECT_NE(t.r.exit_code, 124) << "mpirun hung";
   reports::Store store(dir / "r.db", /*read_only=*/true);
   const auto run = store.load_run(store.resolve_run("latest").value());
-  EXPECT_EQ(run.run.status, "interrupted") << "mpirun's SIGTERM reaches rank 0's interrupt path";
+  EXPECT_EQ(run.run.status, reports::RunStatus::Interrupted) << "mpirun's SIGTERM reaches rank 0's interrupt path";
   ASSERT_EQ(run.cases.size(), 2u) << "the third case never starts";
-  EXPECT_EQ(run.cases[0].status, "ok");
-  EXPECT_EQ(run.cases[1].status, "interrupted");
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Ok);
+  EXPECT_EQ(run.cases[1].status, reports::CaseStatus::Interrupted);
   EXPECT_LT(t.seconds, 20);
 }
 
@@ -164,7 +164,7 @@ TEST(MpiCli, TwoRanksRunAWorkloadAndShareRankZerosExitCode) {
     const auto run = store.load_run(store.resolve_run("latest").value());
     ASSERT_EQ(run.cases.size(), 2u);
     for (const auto& c : run.cases) {
-      EXPECT_EQ(c.status, "ok") << c.reason;
+      EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
       EXPECT_EQ(c.comm, "mpi");
       EXPECT_EQ(c.ranks, 2);
     }

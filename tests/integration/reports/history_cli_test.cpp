@@ -28,7 +28,7 @@ RunData nightly_run(int i, double scale, const std::string& build_type = "RelWit
   RunData d;
   d.run.uuid = "00000000-0000-4000-8000-" + std::to_string(100000000000 + i);
   d.run.suite = "nightly-gpu";
-  d.run.status = "ok";
+  d.run.status = reports::RunStatus::Ok;
   d.run.git_sha = "c0ffee" + std::to_string(1000 + i);
   d.run.machine_key = "ci-gpu-1";
   d.run.branch = "main";

@@ -65,7 +65,7 @@ RunData wide_run() {
     d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", 1048576}},
                                       {{"ratio", {ratio, ratio}}, {"compress_gbps", {gbps, gbps}}}));
   for (auto& c : d.cases) {
-    if (c.status == "failed") c.reason = "gradient mismatch: " + std::string(400, 'x') + " and more";
+    if (c.status == reports::CaseStatus::Failed) c.reason = "gradient mismatch: " + std::string(400, 'x') + " and more";
     for (auto& [key, item] : c.items)
       if (!item.value("pass", true)) item["query"] = "Read " + std::string(300, 'q') + " please";
   }

@@ -102,11 +102,11 @@ TEST(CommRunner, LocalRunGivesEachCaseALocalCommAndRecordsIt) {
   opts.comm = "local";
   const auto out = run_plan(plan, opts, store, progress, interrupt);
   std::fclose(sink);
-  ASSERT_EQ(out.status, "ok");
+  ASSERT_EQ(out.status, reports::RunStatus::Ok);
   const auto data = store.load_run(out.run_id);
   ASSERT_EQ(data.cases.size(), 2u);
   for (const auto& c : data.cases) {
-    EXPECT_EQ(c.status, "ok") << c.reason;
+    EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
     EXPECT_EQ(c.comm, "local");
     EXPECT_EQ(c.ranks, 1);
     EXPECT_EQ(c.backend, "cpu");

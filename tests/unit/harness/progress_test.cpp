@@ -49,7 +49,7 @@ struct ProgressRig {
     progress.case_started(i, id);
     now += took;
     reports::CaseRecord c;
-    c.status = "ok";
+    c.status = reports::CaseStatus::Ok;
     progress.case_finished(c);
   }
 };
@@ -93,7 +93,7 @@ TEST(HarnessProgress, ASuitesExpectedTimesScaleWithTheFinishedCases) {
   EXPECT_DOUBLE_EQ(f.progress.seconds_left(), 15.0 + 0.5 + 8.0 + 20.0);  // unscaled; "other" as the one in flight
   f.now += 35s;  // 40 s where 20 were expected: this machine is 2x slower
   reports::CaseRecord ok;
-  ok.status = "ok";
+  ok.status = reports::CaseStatus::Ok;
   f.progress.case_finished(ok);
   EXPECT_THAT(f.text(), HasSubstr("[1/4] toolbench  ok  ETA 0:57"));  // 2 x (0.5 + 8) + 40 (the median so far)
   f.progress.case_started(1, "compress");
@@ -149,7 +149,7 @@ std::string visible(const std::string& s) {
 }
 
 // A case record as the runner hands it to case_finished: a status, a reason, the primary metric's summary.
-reports::CaseRecord outcome(const std::string& status, const std::string& reason = "",
+reports::CaseRecord outcome(reports::CaseStatus status, const std::string& reason = "",
                             const std::vector<double>& time_ms = {}) {
   reports::CaseRecord c;
   c.status = status;
@@ -179,12 +179,12 @@ TEST(HarnessProgress, LinesMatchGoldenFile) {
   step(p, 0s, "start 1/3", [&] { p.progress.case_started(0, "compress.codec/codec=zstd"); });
   step(p, 9s, "9 s: sample 1", [&] { p.progress.tick(0); });
   step(p, 3s, "12 s: sample 2", [&] { p.progress.tick(1); });
-  step(p, 3s, "15 s: ok", [&] { p.progress.case_finished(outcome("ok", "", {10.0, 10.5, 11.0, 10.2})); });
+  step(p, 3s, "15 s: ok", [&] { p.progress.case_finished(outcome(reports::CaseStatus::Ok, "", {10.0, 10.5, 11.0, 10.2})); });
   step(p, 0s, "start 2/3", [&] { p.progress.case_started(1, "compress.codec/codec=lz4"); });
-  step(p, 2s, "2 s: failed", [&] { p.progress.case_finished(outcome("failed", "decoded 3 elements wrong")); });
+  step(p, 2s, "2 s: failed", [&] { p.progress.case_finished(outcome(reports::CaseStatus::Failed, "decoded 3 elements wrong")); });
   step(p, 0s, "start 3/3", [&] { p.progress.case_started(2, "toolbench/model=mock"); });
   step(p, 10s, "10 s: 25 of 100 tasks", [&] { p.progress.tick(0, 25, 100); });
-  step(p, 60s, "70 s: skipped", [&] { p.progress.case_finished(outcome("skipped", "needs cuda")); });
+  step(p, 60s, "70 s: skipped", [&] { p.progress.case_finished(outcome(reports::CaseStatus::Skipped, "needs cuda")); });
 
   log += "terminal, 40 columns\n";
   seen = 0;
@@ -192,10 +192,10 @@ TEST(HarnessProgress, LinesMatchGoldenFile) {
   step(t, 0s, "start 1/2", [&] { t.progress.case_started(0, "moe_offload/experts=8,layers=4,policy=belady"); });
   step(t, 1s, "1 s: sample 1, 3 of 7", [&] { t.progress.tick(0, 3, 7); });
   step(t, 1s, "2 s: sample 2", [&] { t.progress.tick(1); });
-  step(t, 2s, "4 s: ok", [&] { t.progress.case_finished(outcome("ok", "", {2.0})); });
+  step(t, 2s, "4 s: ok", [&] { t.progress.case_finished(outcome(reports::CaseStatus::Ok, "", {2.0})); });
   step(t, 0s, "start 2/2", [&] { t.progress.case_started(1, "moe_offload"); });
   step(t, 1s, "1 s: sample 1", [&] { t.progress.tick(0); });
-  step(t, 2s, "3 s: failed", [&] { t.progress.case_finished(outcome("failed", "timed out after 3 s")); });
+  step(t, 2s, "3 s: failed", [&] { t.progress.case_finished(outcome(reports::CaseStatus::Failed, "timed out after 3 s")); });
 
   mlsb::test::expect_golden(mlsb::test::golden_file("harness", "progress.txt"), log);
 }

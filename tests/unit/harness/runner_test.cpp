@@ -54,7 +54,7 @@ TEST(HarnessRunner, RepetitionsAreAFixedCountNotCutByTheTimeLimit) {
   ro.set_repetitions(4);
   spec.runner = ro.apply(spec.runner);
   const auto r = run(spec);
-  ASSERT_EQ(r.status, "ok") << r.reason;
+  ASSERT_EQ(r.status, reports::CaseStatus::Ok) << r.reason;
   EXPECT_EQ(r.samples.at("value").size(), 4u);
 }
 
@@ -62,7 +62,7 @@ TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
   const int before = test::counter_samples();
   const auto spec = spec_for("test_counter", {{"mode", std::string("a")}, {"size", int64_t{3}}});
   const auto a = run(spec);
-  EXPECT_EQ(a.status, "ok") << a.reason;
+  EXPECT_EQ(a.status, reports::CaseStatus::Ok) << a.reason;
   EXPECT_EQ(a.primary_metric, "value");
   EXPECT_EQ(a.params_key, "mode=a,size=3");
   // Quiet data: the stopping rule holds at min_samples (3); one warm-up sample came first.
@@ -81,31 +81,31 @@ TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
 TEST(HarnessRunner, WithoutNvmlOrAGpuACaseRecordsNoGpuState) {
   if (!cuda::probe().gpus.empty()) GTEST_SKIP() << "a GPU is present (tests/gpu reads its state)";
   const auto r = run(spec_for("test_counter", {{"size", int64_t{2}}}));
-  ASSERT_EQ(r.status, "ok") << r.reason;
+  ASSERT_EQ(r.status, reports::CaseStatus::Ok) << r.reason;
   EXPECT_EQ(r.gpu, nlohmann::json::object());
   EXPECT_FALSE(r.throttled);
 }
 
 TEST(HarnessRunner, FailuresAreIsolatedWithReasons) {
   auto f = run(spec_for("test_fail"));
-  EXPECT_EQ(f.status, "failed");
+  EXPECT_EQ(f.status, reports::CaseStatus::Failed);
   EXPECT_THAT(f.reason, HasSubstr("41 != 42"));
   EXPECT_TRUE(f.samples.empty());  // a failed case is not timed
   auto s = run(spec_for("test_skip"));
-  EXPECT_EQ(s.status, "skipped");
+  EXPECT_EQ(s.status, reports::CaseStatus::Skipped);
   EXPECT_EQ(s.reason, "backend absent");
   auto t = run(spec_for("test_throw"));
-  EXPECT_EQ(t.status, "failed");
+  EXPECT_EQ(t.status, reports::CaseStatus::Failed);
   EXPECT_THAT(t.reason, HasSubstr("boom"));
   auto n = run(spec_for("test_nan"));
-  EXPECT_EQ(n.status, "failed");
+  EXPECT_EQ(n.status, reports::CaseStatus::Failed);
   EXPECT_THAT(n.reason, HasSubstr("not finite"));
   auto p = run(spec_for("test_noprimary"));
-  EXPECT_EQ(p.status, "failed");
+  EXPECT_EQ(p.status, reports::CaseStatus::Failed);
   EXPECT_THAT(p.reason, HasSubstr("primary metric 'value'"));
   std::atomic<bool> cancel{false};
   auto b = run_case(spec_for("test_counter"), "cuda", 1, cancel);
-  EXPECT_EQ(b.status, "skipped");
+  EXPECT_EQ(b.status, reports::CaseStatus::Skipped);
   EXPECT_THAT(b.reason, HasSubstr("cuda"));
 }
 
@@ -115,7 +115,7 @@ TEST(HarnessRunner, TimeoutCancelsCooperativeCase) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = run(spec);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(r.status, "timeout");
+  EXPECT_EQ(r.status, reports::CaseStatus::Timeout);
   EXPECT_THAT(r.reason, HasSubstr("timed out"));
   EXPECT_LT(took, 3.0);
 }
@@ -126,7 +126,7 @@ TEST(HarnessRunner, TimeoutAbandonsCaseThatIgnoresCancellation) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = run(spec);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(r.status, "timeout");
+  EXPECT_EQ(r.status, reports::CaseStatus::Timeout);
   EXPECT_THAT(r.reason, HasSubstr("abandoned"));
   EXPECT_LT(took, 7.0);
 }
@@ -144,12 +144,12 @@ TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
   opts.tags = {"t1"};
   const auto out = run_plan(plan, opts, store, progress, interrupt);
   std::fclose(sink);
-  EXPECT_EQ(out.status, "failed");
+  EXPECT_EQ(out.status, reports::RunStatus::Failed);
   EXPECT_EQ(out.ok, 2);
   EXPECT_EQ(out.failed, 1);
   EXPECT_EQ(out.skipped, 1);
   const auto data = store.load_run(out.run_id);
-  EXPECT_EQ(data.run.status, "failed");
+  EXPECT_EQ(data.run.status, reports::RunStatus::Failed);
   EXPECT_EQ(data.run.tags, std::vector<std::string>{"t1"});
   EXPECT_TRUE(data.run.env.contains("cpu_model"));
   // What pyperf records beside it: the load when the run started and the CPUs the process may use.
@@ -157,7 +157,7 @@ TEST(HarnessRunner, RunPlanStoresEveryCaseAndGoesOn) {
   EXPECT_EQ(data.run.env["load_average"].size(), 3u);
   EXPECT_GE(data.run.env.value("cpu_affinity", 0), 1);
   ASSERT_EQ(data.cases.size(), 4u);
-  EXPECT_EQ(data.cases[1].status, "failed");
+  EXPECT_EQ(data.cases[1].status, reports::CaseStatus::Failed);
   EXPECT_THAT(data.cases[1].reason, HasSubstr("41 != 42"));
   EXPECT_EQ(data.cases[3].samples.at("value").size(), 3u);
 }
@@ -182,12 +182,12 @@ TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
   const auto out = run_plan(plan, {}, store, progress, interrupt);
   presser.join();
   std::fclose(sink);
-  EXPECT_EQ(out.status, "interrupted");
+  EXPECT_EQ(out.status, reports::RunStatus::Interrupted);
   const auto data = store.load_run(out.run_id);
-  EXPECT_EQ(data.run.status, "interrupted");
+  EXPECT_EQ(data.run.status, reports::RunStatus::Interrupted);
   ASSERT_EQ(data.cases.size(), 2u);  // the third never started
-  EXPECT_EQ(data.cases[0].status, "ok");
-  EXPECT_EQ(data.cases[1].status, "interrupted");
+  EXPECT_EQ(data.cases[0].status, reports::CaseStatus::Ok);
+  EXPECT_EQ(data.cases[1].status, reports::CaseStatus::Interrupted);
 }
 
 TEST(HarnessRunner, CaseSeedDependsOnRunSeedAndCase) {

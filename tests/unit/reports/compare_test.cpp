@@ -197,14 +197,14 @@ TEST(CompareTest, ListsCasesPresentInOnlyOneRunAndCasesNotOkInBoth) {
   RunData cand = one_case_run("b", {1, 2, 3});
   base.cases.push_back(make_case("compress", {{"codec", "zstd"}}, {{"time_ms", {1}}}));
   cand.cases.push_back(make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {1}}}));
-  cand.cases.front().status = "failed";
+  cand.cases.front().status = reports::CaseStatus::Failed;
   const Comparison c = compare_runs(base, cand);
   ASSERT_EQ(c.only_base.size(), 1u);
   EXPECT_EQ(c.only_base[0].workload, "compress");
   ASSERT_EQ(c.only_cand.size(), 1u);
   EXPECT_EQ(c.only_cand[0].workload, "toolbench");
   ASSERT_EQ(c.not_compared.size(), 1u);
-  EXPECT_EQ(c.not_compared[0].cand_status, "failed");
+  EXPECT_EQ(c.not_compared[0].cand_status, CaseStatus::Failed);
   EXPECT_TRUE(c.metrics.empty());
   ASSERT_EQ(c.new_failures().size(), 1u);  // ok in the base, failed in the candidate
   EXPECT_EQ(c.new_failures()[0].workload, "moe_train");

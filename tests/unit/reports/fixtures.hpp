@@ -11,14 +11,14 @@ namespace mlsb::reports::test {
 /// A case of `workload` whose samples are given per metric ("time_ms" is primary, ms, lower is better;
 /// any other metric is GB/s, higher is better). Summaries come from mlsb::summarize.
 inline CaseRecord make_case(const std::string& workload, const nlohmann::json& params,
-                            const std::map<std::string, std::vector<double>>& samples, std::string status = "ok",
+                            const std::map<std::string, std::vector<double>>& samples, CaseStatus status = CaseStatus::Ok,
                             std::string reason = "") {
   CaseRecord c;
   c.workload = workload;
   c.params = params;
   for (const auto& [k, v] : params.items())
     c.params_key += (c.params_key.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  c.status = std::move(status);
+  c.status = status;
   c.reason = std::move(reason);
   c.primary_metric = "time_ms";
   c.started_at = 1767225600;
@@ -50,7 +50,7 @@ inline RunData fixture_run() {
   d.run.id = 7;
   d.run.uuid = "3f2a9c1e-0000-4000-8000-000000000001";
   d.run.suite = "smoke";
-  d.run.status = "ok";
+  d.run.status = reports::RunStatus::Ok;
   d.run.argv = "mlsysbench run smoke --seed 42";
   d.run.tags = {"nightly", "ci"};
   d.run.seed = 42;
@@ -64,10 +64,10 @@ inline RunData fixture_run() {
   d.cases.back().label = "experts=8";  // topk=2 is the axis default
   d.cases.push_back(make_case("moe_train", {{"experts", 16}, {"topk", 2}}, {{"time_ms", {12.0}}, {"bw", {90}}}));
   d.cases.back().label = "experts=16";
-  d.cases.push_back(make_case("moe_train", {{"experts", 64}, {"topk", 2}}, {}, "failed",
+  d.cases.push_back(make_case("moe_train", {{"experts", 64}, {"topk", 2}}, {}, CaseStatus::Failed,
                               "gradient mismatch | max err <0.5> & more"));
   d.cases.back().label = "experts=64";
-  d.cases.push_back(make_case("moe_train", {{"experts", 128}, {"topk", 8}}, {}, "skipped", "needs cuda"));
+  d.cases.push_back(make_case("moe_train", {{"experts", 128}, {"topk", 8}}, {}, CaseStatus::Skipped, "needs cuda"));
   d.cases.back().label = "experts=128,topk=8";
   auto tb = make_case("toolbench", {{"model", "mock"}}, {{"time_ms", {50, 52, 51}}});  // label "": all defaults
   tb.items = {task_item("t1", "filesystem", "read_file", true, true, ""),

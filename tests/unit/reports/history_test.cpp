@@ -18,7 +18,8 @@ namespace {
 using test::make_case;
 
 struct RunSpec {
-  std::string suite = "nightly-gpu", machine = "m-a", branch = "main", sha, status = "ok";
+  std::string suite = "nightly-gpu", machine = "m-a", branch = "main", sha;
+  RunStatus status = RunStatus::Ok;
   double scale = 1.0;  // the case's time multiplier
   std::vector<std::string> tags = {};
   double started = 0;  // unix seconds; 0: now
@@ -55,7 +56,7 @@ TEST(Baseline, AutoPicksTheNewestOkRunOfTheSameMachineBranchAndSuiteWithAnotherS
   std::vector<int64_t> ids;
   for (int i = 0; i < 8; ++i)  // machine keys alternate: a, b, a, b, ...
     ids.push_back(add_run(store, {.machine = i % 2 ? "m-b" : "m-a", .sha = "sha" + std::to_string(i)}));
-  add_run(store, {.machine = "m-a", .sha = "sha8", .status = "failed"});  // not ok: never a baseline
+  add_run(store, {.machine = "m-a", .sha = "sha8", .status = reports::RunStatus::Failed});  // not ok: never a baseline
   add_run(store, {.machine = "m-a", .branch = "feature", .sha = "sha9"});  // another branch
   add_run(store, {.suite = "smoke", .machine = "m-a", .sha = "sha10"});    // another suite
   const int64_t same_sha = add_run(store, {.machine = "m-a", .sha = "sha12"});

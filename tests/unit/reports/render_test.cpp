@@ -67,7 +67,7 @@ TEST(ReportsRenderTest, TrendFormatsHaveTheDocumentedShapesAndSplitMetricsByDire
   const auto names = case_display_names(run.cases);
   for (size_t i = 0; i < run.cases.size(); ++i)
     for (const auto& s : run.cases[i].summaries)
-      if (run.cases[i].status == "ok") expected[{names[i], s.metric}] = s.better;
+      if (run.cases[i].status == reports::CaseStatus::Ok) expected[{names[i], s.metric}] = s.better;
   ASSERT_EQ(expected.size(), 7u);  // 3 x (time_ms, bw) + toolbench's time_ms
 
   const auto bmf = nlohmann::json::parse(render(run, Format::Bmf));

@@ -31,11 +31,11 @@ TEST(StoreTest, RoundTripsARunWithCasesSamplesSummariesAndItems) {
   TempDir tmp;
   Store store(tmp / "r.db");
   RunData written = store_fixture(store);
-  store.finish_run(written.run.id, "ok");
+  store.finish_run(written.run.id, RunStatus::Ok);
   const RunData read = store.load_run(written.run.id);
   EXPECT_EQ(read.run.uuid, written.run.uuid);
   EXPECT_EQ(read.run.suite, written.run.suite);
-  EXPECT_EQ(read.run.status, "ok");
+  EXPECT_EQ(read.run.status, reports::RunStatus::Ok);
   EXPECT_GT(read.run.finished_at, 0);
   EXPECT_EQ(read.run.argv, written.run.argv);
   EXPECT_EQ(read.run.tags, written.run.tags);
@@ -62,7 +62,7 @@ TEST(StoreTest, ACaseStoredAsItRunsKeepsItsItemsInOrder) {
   ASSERT_GT(c.id, 0);
   RunData read = store.load_run(d.run.id);
   ASSERT_EQ(read.cases.size(), 1u);
-  EXPECT_EQ(read.cases[0].status, "running");
+  EXPECT_EQ(read.cases[0].status, reports::CaseStatus::Running);
   EXPECT_TRUE(read.cases[0].items.empty());
   EXPECT_TRUE(read.cases[0].summaries.empty());
   store.add_items(c.id, std::span(c.items).first(2));
@@ -90,7 +90,7 @@ TEST(StoreTest, ACaseInFlightOfADeadRunIsInterruptedWithItsItems) {
   int64_t case_id = 0;
   {
     Store store(tmp / "r.db");
-    d.run.status = "running";
+    d.run.status = reports::RunStatus::Running;
     d.run.pid = child;
     d.run.host = host_name();
     store.begin_run(d.run);
@@ -103,11 +103,11 @@ TEST(StoreTest, ACaseInFlightOfADeadRunIsInterruptedWithItsItems) {
   }
   Store reopened(tmp / "r.db", /*read_only=*/true);
   const RunData read = reopened.load_run(d.run.id);
-  EXPECT_EQ(read.run.status, "interrupted");
+  EXPECT_EQ(read.run.status, reports::RunStatus::Interrupted);
   ASSERT_EQ(read.cases.size(), 2u);
-  EXPECT_EQ(read.cases[0].status, "ok");
+  EXPECT_EQ(read.cases[0].status, reports::CaseStatus::Ok);
   EXPECT_EQ(read.cases[1].id, case_id);
-  EXPECT_EQ(read.cases[1].status, "interrupted");
+  EXPECT_EQ(read.cases[1].status, reports::CaseStatus::Interrupted);
   EXPECT_NE(read.cases[1].reason.find("killed or crashed while it ran"), std::string::npos) << read.cases[1].reason;
   EXPECT_EQ(read.cases[1].items.size(), 3u);
   EXPECT_GT(read.cases[1].finished_at, 0);
@@ -120,17 +120,17 @@ TEST(StoreTest, ACaseLeftRunningInAFinishedRunIsInterrupted) {
   RunData d = fixture_run();
   {
     Store store(tmp / "r.db");
-    d.run.status = "running";
+    d.run.status = reports::RunStatus::Running;
     store.begin_run(d.run);
     CaseRecord c = d.cases.back();
     store.begin_case(d.run.id, c);
     store.add_items(c.id, c.items);
-    store.finish_run(d.run.id, "failed");
+    store.finish_run(d.run.id, RunStatus::Failed);
   }
   const RunData read = Store(tmp / "r.db", /*read_only=*/true).load_run(d.run.id);
-  EXPECT_EQ(read.run.status, "failed");
+  EXPECT_EQ(read.run.status, reports::RunStatus::Failed);
   ASSERT_EQ(read.cases.size(), 1u);
-  EXPECT_EQ(read.cases[0].status, "interrupted");
+  EXPECT_EQ(read.cases[0].status, reports::CaseStatus::Interrupted);
   EXPECT_EQ(read.cases[0].items.size(), 3u);
 }
 
@@ -148,7 +148,7 @@ TEST(StoreTest, KeepsCasesWithInvalidUtf8AndEveryReportRenders) {
   d.cases.at(0).reason = "trace " + bad + " line 2: \xc3";
   d.cases.at(0).items.emplace_back("trace", nlohmann::json{{"path", bad}});
   ASSERT_NO_THROW(d = store_fixture(store, d));
-  store.finish_run(d.run.id, "ok");
+  store.finish_run(d.run.id, RunStatus::Ok);
   const RunData read = store.load_run(d.run.id);
   ASSERT_EQ(read.cases.size(), d.cases.size());
   EXPECT_EQ(read.cases[0].params.at("trace"), "bad\ufffd\ufffd.jsonl");
@@ -261,7 +261,7 @@ TEST(StoreTest, TwoProcessesWritingTheSameFileBothComplete) {
       CaseRecord c = test::make_case("w", {{"i", i}}, {{"time_ms", std::vector<double>(200, 1.0 + i)}});
       store.add_case(run.id, c);
     }
-    store.finish_run(run.id, "ok");
+    store.finish_run(run.id, RunStatus::Ok);
   };
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -283,7 +283,7 @@ TEST(StoreTest, TwoProcessesWritingTheSameFileBothComplete) {
     const auto id = store.resolve_run(tag);
     ASSERT_TRUE(id) << tag;
     const RunData d = store.load_run(*id);
-    EXPECT_EQ(d.run.status, "ok");
+    EXPECT_EQ(d.run.status, reports::RunStatus::Ok);
     EXPECT_EQ(d.cases.size(), size_t{kCases}) << tag;
     EXPECT_EQ(d.cases.back().samples.at("time_ms").size(), 200u);
   }
@@ -300,7 +300,7 @@ TEST(StoreTest, ResolvesIdsUuidsPrefixesLatestAndTags) {
   c.tags = {"baseline", "nightly"};
   for (auto* r : {&a, &b, &c}) {
     store.begin_run(*r);
-    store.finish_run(r->id, "ok");
+    store.finish_run(r->id, RunStatus::Ok);
   }
   EXPECT_EQ(store.resolve_run(std::to_string(b.id)), b.id);
   EXPECT_EQ(store.resolve_run(a.uuid), a.id);
@@ -325,8 +325,8 @@ TEST(StoreTest, LatestSkipsRunsStillRunningWhichStayReachableOtherwise) {
   TempDir tmp;
   Store store(tmp / "r.db");
   RunRecord done, failed, running;
-  done.status = "ok";
-  failed.status = "failed";
+  done.status = reports::RunStatus::Ok;
+  failed.status = reports::RunStatus::Failed;
   running.uuid = "eeee0000-0000-4000-8000-000000000000";
   running.tags = {"wip"};
   for (auto* r : {&done, &failed, &running}) store.begin_run(*r);
@@ -337,7 +337,7 @@ TEST(StoreTest, LatestSkipsRunsStillRunningWhichStayReachableOtherwise) {
   EXPECT_EQ(store.resolve_run(running.uuid), running.id);
   EXPECT_EQ(store.resolve_run("eeee"), running.id);
   EXPECT_EQ(store.resolve_run("wip"), running.id);
-  store.finish_run(running.id, "interrupted");  // an interrupted run is a (partial) result
+  store.finish_run(running.id, RunStatus::Interrupted);  // an interrupted run is a (partial) result
   EXPECT_EQ(store.resolve_run("latest"), running.id);
 }
 
@@ -426,7 +426,7 @@ TEST(StoreTest, ListsRunSummariesWithCaseCountsNewestFirst) {
   RunRecord empty;
   empty.uuid = "empty";
   store.begin_run(empty);
-  CaseRecord timeout = test::make_case("w", {{"i", 1}}, {}, "timeout", "over 10 s");
+  CaseRecord timeout = test::make_case("w", {{"i", 1}}, {}, CaseStatus::Timeout, "over 10 s");
   store.add_case(empty.id, timeout);
   const auto summaries = store.list_run_summaries();
   ASSERT_EQ(summaries.size(), 2u);
@@ -455,7 +455,7 @@ TEST(StoreTest, DeletesARunWithEverythingUnderIt) {
   EXPECT_FALSE(store.delete_run(id));
   EXPECT_THROW(store.load_run(id), StoreError);
   EXPECT_EQ(store.load_run(other).cases.size(), fixture_run().cases.size());
-  EXPECT_THROW(store.finish_run(id, "ok"), StoreError);
+  EXPECT_THROW(store.finish_run(id, RunStatus::Ok), StoreError);
 }
 
 }  // namespace
