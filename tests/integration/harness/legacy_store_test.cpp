@@ -16,12 +16,11 @@
 namespace mlsb {
 namespace {
 
-
-void load_dump(const std::filesystem::path& db, const std::filesystem::path& sql) {
+void exec_sql(const std::filesystem::path& db, const std::string& sql) {
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   char* error = nullptr;
-  const int rc = sqlite3_exec(h, test::read_file(sql).c_str(), nullptr, nullptr, &error);
+  const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &error);
   const std::string message = error ? error : "";
   sqlite3_free(error);
   sqlite3_close(h);
@@ -38,7 +37,7 @@ TEST(LegacyStore, OldRunsReadBackUnderTheBenchmarksNamesAndCompareCaseByCase) {
   test::TempDir dir;
   const auto db = dir / "r.db";
   const auto data = test::source_dir() / "tests" / "data" / "legacy";
-  load_dump(db, data / "store.sql");
+  exec_sql(db, test::read_file(data / "store.sql"));
 
   const auto old_report = test::run_cli(db, "report legacy --format json");
   ASSERT_EQ(old_report.exit_code, 0) << old_report.err;
@@ -70,7 +69,12 @@ TEST(LegacyStore, OldRunsReadBackUnderTheBenchmarksNamesAndCompareCaseByCase) {
     if (m.value("primary", false)) compared.insert(m["workload"].get<std::string>() + "/" + m["params_key"].get<std::string>());
   EXPECT_EQ(compared.size(), expected.size()) << cmp.out;
 
-  // The history of every metric of every case spans the rename: each series holds both runs.
+  // The history of every metric of every case spans the rename: each series holds both runs. A history
+  // holds the runs of one machine and branch; the dump was made on another machine, maybe of another
+  // branch, so the old run is moved to the new run's machine and branch first.
+  exec_sql(db,
+           "UPDATE runs SET machine_key = (SELECT machine_key FROM runs ORDER BY id DESC LIMIT 1), "
+           "branch = (SELECT branch FROM runs ORDER BY id DESC LIMIT 1)");
   const auto hist = test::run_cli(db, "history --metric all --format json");
   ASSERT_EQ(hist.exit_code, 0) << hist.err;
   const auto series = nlohmann::json::parse(hist.out)["series"];

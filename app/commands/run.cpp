@@ -1,0 +1,206 @@
+// `mlsysbench run`: a suite or one workload, planned, run on every rank and stored by rank 0.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/catalog.hpp"
+#include "app/commands/commands.hpp"
+#include "app/commands/common.hpp"
+#include "backends/comm/mpi_env.hpp"
+#include "harness/plan.hpp"
+#include "harness/progress.hpp"
+#include "harness/runner.hpp"
+#include "harness/suite.hpp"
+#include "harness/value.hpp"
+#include "reports/store.hpp"
+
+namespace mlsb::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string target;
+  std::vector<std::string> axis_specs, tags;
+  std::optional<int> repetitions, warmup;
+  std::optional<double> max_time, timeout;
+  uint64_t seed = 1;
+  std::string backend = "cpu", comm_kind = "auto", filter, branch;
+  bool dry_run = false;
+};
+
+// Runs `body` (given whether this is rank 0) on every rank and returns rank 0's exit code on all of
+// them; an exception is reported and gives 2. When the ranks cannot agree (a rank is gone), each
+// returns its own code.
+int run_ranks(RunComms& comms, const std::function<int(bool root)>& body) {
+  const bool root = comms.rank() == 0;
+  int32_t code = 2;
+  try {
+    code = body(root);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlsysbench: error: %s%s\n",
+                 root ? "" : ("rank " + std::to_string(comms.rank()) + ": ").c_str(), e.what());
+  }
+  const bool several = comms.control->size() > 1;
+  if (several && (interrupted || code == 130)) {
+    // A signal: peers may be anywhere (in a case, in an agreement), so MPI_Finalize could wait forever.
+    // Rank 0 has stored what it has; the others, told of the signal by rank 0's vote, give it up to
+    // 30 s to do so. A signalled rank makes no more MPI calls (requests of its abandoned case may still
+    // be in flight): rank 0 learns of it when the job ends. Then the job ends.
+    if (!root && !interrupted) {
+      try {
+        comms.control->set_cancel_flag(nullptr);
+        comms.control->set_timeout(30);
+        comms.control->broadcast(&code, 1, comm::ElemType::I32, 0);
+      } catch (const std::exception&) {
+      }
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    comm::mpi_env::abort_job(130);
+  }
+  try {
+    comms.control->set_timeout(120);
+    comms.control->broadcast(&code, 1, comm::ElemType::I32, 0);
+  } catch (const std::exception&) {
+  }
+  return code;
+}
+
+// Prints the cases of the plan and their stopping rules (--dry-run).
+void print_plan(const Plan& plan) {
+  for (const auto& c : plan.cases) {
+    const auto& r = c.runner;
+    std::printf(
+        "%s\n    %s\n    warmup %d, samples %d..%d, min time %g s, noise bound %g%%, "
+        "time limit %g s, timeout %g s\n",
+        c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
+        r.max_noise * 100, r.max_time_s, r.timeout_s);
+  }
+  std::printf("%zu case(s)\n", plan.cases.size());
+}
+
+int run_run(const RunArgs& args, const Globals& globals) {
+  RunnerOverrides ro;
+  if (args.repetitions) ro.set_repetitions(*args.repetitions);
+  ro.warmup = args.warmup;
+  if (args.max_time) ro.max_time_s = args.max_time;
+  ro.timeout_s = args.timeout;
+  const auto plan =
+      build_plan(args.target, default_suite_dirs(), parse_axis_overrides(args.axis_specs), ro, args.filter);
+  if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + args.filter + "'");
+  if (args.dry_run) {
+    print_plan(plan);
+    return 0;
+  }
+  RunComms comms = RunComms::create(args.comm_kind);
+  catch_signals();
+  return run_ranks(comms, [&](bool root) {
+    // Rank 0 alone opens and writes the store; it tells the others whether that worked.
+    std::optional<reports::Store> store;
+    std::string store_error;
+    try {
+      if (root) store.emplace(globals.db);
+    } catch (const std::exception& e) {
+      store_error = e.what();
+    }
+    int32_t ok = store_error.empty() ? 1 : 0;
+    comms.control->broadcast(&ok, 1, comm::ElemType::I32, 0);
+    if (!ok) {
+      if (root) std::fprintf(stderr, "mlsysbench: error: %s\n", store_error.c_str());
+      return 2;
+    }
+    std::optional<Progress> progress;
+    if (root) {
+      std::vector<std::pair<std::string, std::string>> keys;
+      for (const auto& c : plan.cases) keys.emplace_back(c.workload, params_key(c.params));
+      const std::vector<double> last = store->last_case_seconds(keys);
+      std::vector<PlannedCase> planned;
+      for (size_t i = 0; i < plan.cases.size(); ++i)
+        planned.push_back({plan.cases[i].workload, last[i], plan.cases[i].expected_s});
+      progress.emplace(stderr, isatty(STDERR_FILENO), std::move(planned));
+    }
+    RunOptions opts;
+    opts.seed = args.seed;
+    opts.tags = args.tags;
+    opts.argv = globals.command_line;
+    opts.backend = args.backend;
+    opts.comm = args.comm_kind;
+    opts.branch = args.branch;
+    const auto out =
+        run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
+    if (!root) return 0;  // rank 0's exit code is everyone's
+    std::fprintf(stderr,
+                 "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
+                 "report: mlsysbench --db %s report %lld --format html -o report.html\n",
+                 static_cast<long long>(out.run_id), out.uuid.c_str(), reports::status_name(out.status).c_str(), out.ok, out.failed,
+                 out.timed_out, out.skipped, globals.db.c_str(), globals.db.c_str(),
+                 static_cast<long long>(out.run_id));
+    if (out.status == reports::RunStatus::Interrupted) return 130;
+    if (out.status == reports::RunStatus::Ok && out.ok == 0) {
+      std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
+      return 1;
+    }
+    return out.status == reports::RunStatus::Ok ? 0 : 1;
+  });
+}
+
+// `run WORKLOAD --help`: the workload's axes and metrics after run's options.
+void print_workload_help(const RunArgs& args) {
+  if (args.target.empty()) return;
+  try {
+    std::cout << "\n" << catalog_text(workload_catalog(catalog_json({}), args.target));
+  } catch (const std::invalid_argument&) {  // a suite or a file: run's help alone
+  }
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* run = app.add_subcommand("run", "run a suite (name or .json file) or one workload");
+  run->add_option("target", args->target, "suite name, suite file (*.json) or workload name")->required();
+  run->add_option("-p,--param", args->axis_specs, "axis override, axis=v1,v2 (repeatable); e.g. -p agent=oracle");
+  run->add_option("--repetitions", args->repetitions, "measured samples per case (fixes min and max samples)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--warmup", args->warmup, "untimed warm-up samples per case")->check(CLI::NonNegativeNumber);
+  const CLI::Validator finite_positive(
+      [](std::string& v) {
+        const double d = std::strtod(v.c_str(), nullptr);
+        return std::isfinite(d) && d > 0 ? std::string() : "must be a finite number > 0, got " + v;
+      },
+      "SECONDS");
+  run->add_option("--max-time", args->max_time, "stop sampling a case after this many seconds")->check(finite_positive);
+  run->add_option("--timeout", args->timeout, "fail a case still running after this many seconds")
+      ->check(finite_positive);
+  run->add_option("--seed", args->seed, "run seed; every case's data derives from it (default 1)");
+  run->add_option("--tag", args->tags, "tag the run (repeatable); compare and report accept tags as run names")
+      ->check(tag_name());
+  run->add_option("--backend", args->backend,
+                  "device backend: cpu | cuda | auto (cuda where the workload has a cuda path and a GPU is "
+                  "present, else cpu); a case without the backend is skipped (default cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  run->add_option("--comm", args->comm_kind,
+                  "communicator: auto | local | mpi | nccl (auto = mpi when started by mpirun/srun, else "
+                  "local); under MPI every rank runs each case and rank 0 alone writes the store")
+      ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
+  run->add_option("--filter", args->filter, "run only cases whose id (workload/axis=value,...) matches this regex");
+  run->add_flag("--dry-run", args->dry_run, "print the cases and exit");
+  run->add_option("--branch", args->branch,
+                  "record the run under this branch (default: the git branch; under "
+                  "GitHub Actions GITHUB_HEAD_REF or GITHUB_REF_NAME)");
+  return {run, [args](const Globals& globals) { return run_run(*args, globals); },
+          [args] { print_workload_help(*args); }};
+}
+
+}  // namespace mlsb::cli
