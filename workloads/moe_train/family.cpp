@@ -54,7 +54,7 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"tokens_per_s", "tokens/s", Better::Higher, "tokens of all ranks per second of step"},
       {"model_tflops", "TFLOP/s", Better::Higher, "Megatron's model FLOPs (fwd + bwd) per second of fwd + bwd"},
       {"mfu", "ratio", Better::Higher, "model_tflops / (peak_tflops * ranks)"},
-      {"peak_tflops", "TFLOP/s", Better::Higher, "per-device peak: GPU datasheet bf16, or a measured CPU sgemm"},
+      {"peak_tflops", "TFLOP/s", Better::Higher, "per-device peak: GPU datasheet bf16, or the CPU sgemm peak measured at the case's GEMM shapes"},
       {"expert_gemm_tflops", "TFLOP/s", Better::Higher, "rate of the expert GEMMs alone (rank 0)"},
       {"expert_gemm_peak_ratio", "ratio", Better::Higher, "expert_gemm_tflops / peak_tflops"},
       {"peak_memory_mb", "MB", Better::Lower, "peak resident memory (cpu) or device allocation (cuda), rank 0"},

@@ -1,12 +1,12 @@
 // moe_train.layer: one MoE layer's training step on synthetic tokens. Each sample is one step on the same
 // tokens: forward, backward of <y, dy> + aux + z, AdamW (optimizer=1) and the expert-bias update.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
-#include "backends/cpu/gemm_peak.hpp"
 #include "backends/cuda/device.hpp"
 #include "util/clock.hpp"
 #include "util/peak_memory.hpp"
@@ -15,6 +15,7 @@
 #include "workloads/moe_train/gpu_layer.hpp"
 #include "workloads/moe_train/layer_check.hpp"
 #include "workloads/moe_train/case_config.hpp"
+#include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 
@@ -101,7 +102,8 @@ class LayerBench final : public Workload {
       return;
     }
     cpu::set_blas_threads(threads_);
-    peak_tflops_ = cpu::measured_gemm_peak_tflops(threads_);
+    cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(config_, tokens_, ranks));
+    peak_tflops_ = cpu_peak_.tflops();
     reset_peak_rss();
     layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_);
     layer_->init(state.seed());
@@ -142,14 +144,16 @@ class LayerBench final : public Workload {
     }
     state.record("tokens_per_s", ranks * static_cast<double>(tokens_) / step);
     const double tflops = moe_layer_flop(config_, tokens_) * ranks / fb / 1e12;
+    const double gemm_tflops = n.gemm_s > 0 ? n.gemm_flop / n.gemm_s / 1e12 : 0;
+    if (!gpu_) peak_tflops_ = cpu_peak_.cover(std::max(gemm_tflops, tflops / ranks));
     state.record("model_tflops", tflops);
     if (peak_tflops_ > 0) {
       state.record("peak_tflops", peak_tflops_);
       state.record("mfu", tflops / (peak_tflops_ * ranks));
     }
     if (n.gemm_s > 0) {
-      state.record("expert_gemm_tflops", n.gemm_flop / n.gemm_s / 1e12);
-      if (peak_tflops_ > 0) state.record("expert_gemm_peak_ratio", n.gemm_flop / n.gemm_s / 1e12 / peak_tflops_);
+      state.record("expert_gemm_tflops", gemm_tflops);
+      if (peak_tflops_ > 0) state.record("expert_gemm_peak_ratio", gemm_tflops / peak_tflops_);
     }
     state.record("peak_memory_mb", n.peak_bytes / 1e6);
     state.record("load_imbalance", load_imbalance(n.rows_per_expert));
@@ -162,6 +166,7 @@ class LayerBench final : public Workload {
   }
 
   void verify(State& state) override {
+    verify_peak_fractions(state);
     if (gpu_) return;  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
     const std::string load = check_load_statistics(layer_->routing(), layer_->plan(), config_);
     if (!load.empty()) state.fail("load statistics: " + load);
@@ -229,7 +234,8 @@ class LayerBench final : public Workload {
   int threads_ = 1;
   bool optimizer_ = true;
   double lr_ = 0;
-  double peak_tflops_ = 0;
+  CpuPeak cpu_peak_;
+  double peak_tflops_ = 0;  // the CPU peak (cpu_peak_) or the GPU datasheet bf16 peak
   std::vector<float> x_, dy_, y_, dx_;
   std::unique_ptr<MoeLayer<float>> layer_;
   std::unique_ptr<AdamW<float>> optim_;

@@ -2,6 +2,7 @@
 // `steps` steps; the loss curve and the last step's expert load are stored as items ("series/loss/<step>",
 // "series/expert_load/<expert>", each with its "chart/..." item), the routing trace (optional)
 // as JSON lines, and verify fails the case unless the loss fell well below its start.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -9,7 +10,6 @@
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
-#include "backends/cpu/gemm_peak.hpp"
 #include "harness/axes.hpp"
 #include "util/clock.hpp"
 #include "util/peak_memory.hpp"
@@ -17,6 +17,7 @@
 #include "workloads/moe_train/corpus.hpp"
 #include "workloads/moe_train/flops.hpp"
 #include "workloads/moe_train/case_config.hpp"
+#include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
 #include "workloads/moe_train/moe_lm.hpp"
 #include "workloads/moe_train/routing_trace.hpp"
@@ -92,7 +93,7 @@ class LmBench final : public Workload {
     state.add_item("corpus", {{"source", corpus_.source}, {"files", corpus_.files}, {"bytes", corpus_.text.size()},
                               {"train_bytes", split_}, {"eval_bytes", corpus_.text.size() - split_}});
     cpu::set_blas_threads(threads_);
-    peak_tflops_ = cpu::measured_gemm_peak_tflops(threads_);
+    peak_ = CpuPeak(threads_, expert_gemm_shapes(cfg_.moe, batch_ * cfg_.seq, 1));
     const std::string trace = state.get_string("trace_out");
     if (trace != "none") {
       try {
@@ -159,12 +160,14 @@ class LmBench final : public Workload {
                                        attention_flop(cfg_.moe.hidden, cfg_.seq, batch_ * cfg_.seq)) +
                         logits_flop(cfg_.moe.hidden, cfg_.vocab, batch_ * cfg_.seq);
     const double tflops = flop / ((fwd_s + bwd_s) / n) / 1e12;
+    const double gemm_tflops = gemm.seconds > 0 ? gemm.flop / gemm.seconds / 1e12 : 0;
+    const double peak = peak_.cover(std::max(tflops, gemm_tflops));
     state.record("model_tflops", tflops);
-    state.record("peak_tflops", peak_tflops_);
-    state.record("mfu", tflops / peak_tflops_);
+    state.record("peak_tflops", peak);
+    state.record("mfu", tflops / peak);
     if (gemm.seconds > 0) {
-      state.record("expert_gemm_tflops", gemm.flop / gemm.seconds / 1e12);
-      state.record("expert_gemm_peak_ratio", gemm.flop / gemm.seconds / 1e12 / peak_tflops_);
+      state.record("expert_gemm_tflops", gemm_tflops);
+      state.record("expert_gemm_peak_ratio", gemm_tflops / peak);
     }
     state.record("peak_memory_mb", peak_rss_bytes() / 1e6);
     std::vector<int64_t> rows(cfg_.moe.experts, 0);
@@ -191,6 +194,7 @@ class LmBench final : public Workload {
   }
 
   void verify(State& state) override {
+    verify_peak_fractions(state);
     if (losses_.empty()) return;
     const size_t w = std::min<size_t>(10, losses_.size());
     const double first = losses_.front(), last = mean_of(losses_, losses_.size() - w, losses_.size());
@@ -236,7 +240,8 @@ class LmBench final : public Workload {
   int64_t batch_ = 0, steps_ = 0, trace_every_ = 1;
   bool trace_eval_ = false;
   int threads_ = 1;
-  double peak_tflops_ = 0, last_aux_ = 0, last_z_ = 0;
+  CpuPeak peak_;
+  double last_aux_ = 0, last_z_ = 0;
   Corpus corpus_;
   size_t split_ = 0;
   std::optional<MoeLm<float>> lm_;

@@ -63,6 +63,8 @@ TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
     }
     EXPECT_GE(metric_summary(c, "load_imbalance")->stats.median, 1.0);
     EXPECT_GT(metric_summary(c, "mfu")->stats.median, 0);
+    EXPECT_LE(metric_summary(c, "mfu")->stats.max, 1) << c.params_key;  // a fraction of a measured peak
+    EXPECT_LE(metric_summary(c, "expert_gemm_peak_ratio")->stats.max, 1) << c.params_key;
   }
 }
 
