@@ -1,6 +1,7 @@
 #include "workloads/moe_offload/cache_sim.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -57,44 +58,61 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kScanCapacity = 32;  // per-layer caches up to this size scan for the victim
+constexpr uint64_t kForeseen = uint64_t{1} << 63;  // predictive: the rank of a use foreseen at step 0
 
+// Bits of a slot's `blocked` byte: a pinned or protected resident is no victim candidate.
+constexpr uint32_t kPinned = 1, kProtected = 2;
+
+/// An unsigned key in the order of `x` (-0.0 and 0.0, which compare equal, get one key).
+uint64_t order_key(double x) {
+  const auto bits = std::bit_cast<uint64_t>(x + 0.0);
+  return bits ^ (static_cast<uint64_t>(static_cast<int64_t>(bits) >> 63) | kForeseen);
+}
+
+/// Replays the rules of policy `P` (ExpertFlow replays as Predictive: only its inputs differ).
+///
+/// Each resident has a rank, the policy's priority as an unsigned integer of the same order: the
+/// victim has the lowest rank, ties by least recent use. Lru keeps each group's residents (a layer's,
+/// or all of them for the global scope) in an intrusive list in recency order, so its victim is the
+/// first entry not pinned. The other policies scan the layer's slots when a per-layer cache is small
+/// and keep an indexed min-heap per layer otherwise.
+template <Policy P>
 class Simulator {
  public:
   Simulator(const LookupStream& s, const CacheSpec& spec, const PolicyInputs& in, CachePlan* plan)
       : s_(s), spec_(spec), in_(in), plan_(plan), L_(spec.layers), E_(spec.experts) {
-    const int64_t slots = spec.slots();
+    const int64_t slots = spec.slots(), groups = spec.per_layer ? L_ : 1;
     layer_.assign(slots, -1);
     expert_.assign(slots, -1);
     last_.assign(slots, 0);
-    pri_.assign(slots, 0);
-    pos_.assign(slots, -1);
+    rank_.assign(slots, 0);
     used_since_fetch_.assign(slots, 0);
-    protected_.assign(slots, 0);
-    pinned_.assign(slots, 0);
+    blocked_.assign(slots, 0);
     pin_use_.assign(slots, 0);
-    served_at_.assign(slots, -1);
     where_.assign(L_ * E_, -1);
-    heap_.resize(L_);
-    scan_ = spec.per_layer && spec.capacity <= kScanCapacity;
-    next_free_.assign(spec.per_layer ? L_ : 1, 0);
-    if (in.policy == Policy::Lfu || predictive()) count_.assign(L_ * E_, 0);
-    if (in.policy == Policy::Belady) next_use_ = next_uses();
-    if (predictive()) {
-      // Predicted steps of every key, ascending (CSR).
+    next_free_.assign(groups, 0);
+    if constexpr (kRecency) {
+      prev_.resize(slots + groups);
+      next_.resize(slots + groups);
+      for (int64_t g = slots; g < slots + groups; ++g) prev_[g] = next_[g] = static_cast<int32_t>(g);
+    } else {
+      scan_ = spec.per_layer && spec.capacity <= kScanCapacity;
+      if (!scan_) pos_.assign(slots, -1), heap_.resize(L_);
+    }
+    if constexpr (P == Policy::Lfu || kPredictive) count_.assign(L_ * E_, 0);
+    if constexpr (P == Policy::Belady) next_use_ = next_uses();
+    if constexpr (kPredictive) {
+      served_at_.assign(slots, -1);
+      // Each key's first predicted step, and for each predicted use the key's next predicted step.
       const LookupStream& p = in.predicted->predicted;
-      key_start_.assign(L_ * E_ + 1, 0);
-      for (int64_t step = 0; step < p.steps(); ++step) {
+      next_foreseen_.assign(L_ * E_, kNever);
+      later_foreseen_.resize(p.lookups());
+      for (int64_t step = p.steps() - 1; step >= 0; --step) {
         const int64_t base = step % L_ * E_;
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) ++key_start_[base + p.expert[i] + 1];
+        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
+          later_foreseen_[i] = next_foreseen_[base + p.expert[i]];
+        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) next_foreseen_[base + p.expert[i]] = step;
       }
-      std::partial_sum(key_start_.begin(), key_start_.end(), key_start_.begin());
-      key_steps_.resize(p.lookups());
-      std::vector<int64_t> fill(key_start_.begin(), key_start_.end() - 1);
-      for (int64_t step = 0; step < p.steps(); ++step) {
-        const int64_t base = step % L_ * E_;
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) key_steps_[fill[base + p.expert[i]]++] = step;
-      }
-      key_next_.assign(key_start_.begin(), key_start_.end() - 1);
     }
   }
 
@@ -105,31 +123,32 @@ class Simulator {
       plan_->events.clear();
       plan_->events.reserve(s_.lookups() + s_.lookups() / 4 + spec_.slots());
     }
-    for (int64_t step = 0; step < s_.steps(); ++step) {
-      const int64_t l = step % L_;
+    for (int64_t step = 0, l = 0; step < s_.steps(); ++step, l = l + 1 < L_ ? l + 1 : 0) {
       now_ = step;
-      if (predictive()) horizon_now_ = in_.predicted->horizon[step];
-      if (step == 0 && in_.policy == Policy::Static) preload();
-      if (predictive() && step > 0 && in_.predicted->horizon[step] != in_.predicted->horizon[step - 1])
-        for (int32_t slot = 0; slot < static_cast<int32_t>(layer_.size()); ++slot)
-          if (layer_[slot] >= 0) pri_[slot] = foreseen(slot), reheap(slot);
+      if (P == Policy::Static && step == 0) preload();
+      if constexpr (kPredictive) {
+        horizon_now_ = in_.predicted->horizon[step];
+        pass_foreseen(step, l);
+        if (step > 0 && horizon_now_ != in_.predicted->horizon[step - 1])
+          for (int32_t slot = 0; slot < static_cast<int32_t>(layer_.size()); ++slot)
+            if (layer_[slot] >= 0) rank_[slot] = foreseen_rank(key_of(slot)), reheap(slot);
+      }
       // The residents the step needs are pinned until served.
       for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i)
-        if (const int32_t slot = where_[l * E_ + s_.expert[i]]; slot >= 0) pinned_[slot] = 1, pin_use_[slot] = i, heap_erase(slot);
+        if (const int32_t slot = where_[l * E_ + s_.expert[i]]; slot >= 0)
+          blocked_[slot] |= kPinned, pin_use_[slot] = i, heap_erase(slot);
       for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i) {
         const int32_t e = s_.expert[i];
         if (const int32_t slot = where_[l * E_ + e]; slot >= 0) {
-          pinned_[slot] = 0;
-          serve(l, e, slot, i);
+          blocked_[slot] &= ~kPinned;
+          serve(l, e, slot, i, used_since_fetch_[slot] ? Access::Hit : Access::PrefetchHit);
           continue;
         }
         const int32_t slot = take_slot(l, /*for_prefetch=*/false);
-        install(slot, l, e, /*served_now=*/true);
-        used_since_fetch_[slot] = 1;
-        ++stats_.misses;
+        install(slot, l, e);
         serve(l, e, slot, i, Access::Miss);
       }
-      if (predictive()) after_step(step, l);
+      if constexpr (kPredictive) after_step(step, l);
       if (plan_) plan_->step_start.push_back(plan_->events.size());
     }
     stats_.peak_resident = 0;
@@ -138,18 +157,29 @@ class Simulator {
   }
 
  private:
-  bool predictive() const { return in_.policy == Policy::Predictive || in_.policy == Policy::ExpertFlow; }
+  static constexpr bool kRecency = P == Policy::Lru;
+  static constexpr bool kPredictive = P == Policy::Predictive;
 
-  // Predictive priority of a resident at the current step: -n for its first foreseen use n within the
-  // window, else below every foreseen one by its lookup count.
-  // The step clock only advances, so each key's cursor into its predicted steps only moves forward.
-  double foreseen(int32_t slot) {
-    const int64_t key = static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot];
-    int64_t& at = key_next_[key];
-    const int64_t end = key_start_[key + 1];
-    while (at < end && key_steps_[at] <= now_) ++at;
-    if (at < end && key_steps_[at] < horizon_now_) return -static_cast<double>(key_steps_[at]);
-    return -1e15 + static_cast<double>(count_[key]);
+  int64_t group(int64_t l) const { return spec_.per_layer ? l : 0; }
+  bool heaps() const { return !kRecency && !scan_; }
+
+  // Predictive: the clock reaches step (b, l), so the keys foreseen at it are next foreseen at their
+  // following predicted step. Done at every step in order, this keeps next_foreseen_[key] the key's
+  // first predicted step after the current one, reading the predicted uses once and in order.
+  void pass_foreseen(int64_t step, int64_t l) {
+    const LookupStream& p = in_.predicted->predicted;
+    for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
+      next_foreseen_[l * E_ + p.expert[i]] = later_foreseen_[i];
+  }
+
+  int64_t key_of(int32_t slot) const { return static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]; }
+
+  // Predictive rank of a resident key at the current step: kForeseen - n for its first foreseen use n
+  // within the window (the farthest ranks lowest), else its lookup count, below every foreseen one.
+  uint64_t foreseen_rank(int64_t key) const {
+    const int64_t n = next_foreseen_[key];
+    const auto count = static_cast<uint64_t>(count_[key]);  // loaded either way: the choice is branch-free
+    return n < horizon_now_ ? kForeseen - static_cast<uint64_t>(n) : count;
   }
 
   std::vector<int64_t> next_uses() const {
@@ -168,29 +198,32 @@ class Simulator {
     if (plan_) plan_->events.push_back({static_cast<int32_t>(l), e, slot, kind});
   }
 
-  // Serves lookup `i` of (l, e) from its resident slot.
-  void serve(int64_t l, int32_t e, int32_t slot, int64_t i, Access kind = Access::Hit) {
+  // Serves lookup `i` of (l, e) from its resident slot: a Miss just installed there, a Hit, or the
+  // first use of a prefetched expert (PrefetchHit).
+  void serve(int64_t l, int32_t e, int32_t slot, int64_t i, Access kind) {
     ++stats_.lookups;
-    if (kind != Access::Miss) {
-      if (used_since_fetch_[slot]) ++stats_.hits;
-      else kind = Access::PrefetchHit, ++stats_.prefetch_hits, used_since_fetch_[slot] = 1;
-    }
+    ++(kind == Access::Hit ? stats_.hits : kind == Access::Miss ? stats_.misses : stats_.prefetch_hits);
+    used_since_fetch_[slot] = 1;
     emit(l, e, slot, kind);
     last_[slot] = tick_++;
-    switch (in_.policy) {
-      case Policy::Predictive:
-      case Policy::ExpertFlow: ++count_[l * E_ + e], pri_[slot] = foreseen(slot), served_at_[slot] = now_; break;
-      case Policy::Lfu: pri_[slot] = static_cast<double>(++count_[l * E_ + e]); break;
-      case Policy::Belady: pri_[slot] = next_use_[i] == kNever ? -1e300 : -static_cast<double>(next_use_[i]); break;
-      default: break;
-    }
+    if constexpr (kPredictive) ++count_[l * E_ + e], rank_[slot] = foreseen_rank(l * E_ + e), served_at_[slot] = now_;
+    if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(++count_[l * E_ + e]);
+    // The next use at lookup n ranks kNever - n (the farthest lowest); never again ranks 0.
+    if constexpr (P == Policy::Belady) rank_[slot] = next_use_[i] == kNever ? 0 : kNever - next_use_[i];
     requeue(slot);
   }
 
-  // --- one indexed min-heap per layer over its unprotected residents, keyed (pri, last use); a small
-  // per-layer cache keeps none and scans its slots for the victim instead (the same minimum: last use
-  // is unique) ---
-  bool less(int32_t a, int32_t b) const { return pri_[a] != pri_[b] ? pri_[a] < pri_[b] : last_[a] < last_[b]; }
+  // --- Recency: an intrusive doubly linked list per group, least recent first; node slots + g is
+  // group g's sentinel ---
+  void unlink(int32_t slot) { next_[prev_[slot]] = next_[slot], prev_[next_[slot]] = prev_[slot]; }
+  void link_last(int32_t slot) {
+    const auto head = static_cast<int32_t>(spec_.slots() + group(layer_[slot]));
+    prev_[slot] = prev_[head], next_[slot] = head;
+    next_[prev_[head]] = slot, prev_[head] = slot;
+  }
+
+  // --- Heap: one indexed min-heap per layer over its unblocked residents, keyed (rank, last use) ---
+  bool less(int32_t a, int32_t b) const { return rank_[a] != rank_[b] ? rank_[a] < rank_[b] : last_[a] < last_[b]; }
   void sift_up(std::vector<int32_t>& h, int64_t i) {
     while (i > 0) {
       const int64_t p = (i - 1) / 2;
@@ -214,14 +247,14 @@ class Simulator {
     }
   }
   void heap_push(int32_t slot) {
-    if (scan_) return;
+    if (!heaps()) return;
     auto& h = heap_[layer_[slot]];
     pos_[slot] = h.size();
     h.push_back(slot);
     sift_up(h, pos_[slot]);
   }
   void heap_erase(int32_t slot) {
-    if (scan_) return;
+    if (!heaps()) return;
     auto& h = heap_[layer_[slot]];
     const int64_t i = pos_[slot];
     pos_[slot] = -1;
@@ -234,34 +267,47 @@ class Simulator {
     sift_up(h, i);
     sift_down(h, pos_[moved]);
   }
-  // Back into its layer's heap (or re-sifted there) unless pinned or protected.
-  void requeue(int32_t slot) {
-    if (scan_ || pinned_[slot] || protected_[slot]) return;
-    if (pos_[slot] < 0) heap_push(slot);
-    else reheap(slot);
-  }
   void reheap(int32_t slot) {
-    if (pos_[slot] < 0) return;
+    if (!heaps() || pos_[slot] < 0) return;
     auto& h = heap_[layer_[slot]];
     sift_up(h, pos_[slot]);
     sift_down(h, pos_[slot]);
   }
 
-  // The victim: the lowest heap top of the candidate layers (all layers for the global scope).
+  // After a slot's rank or last use changed: Recency moves it to the most recent end; Heap puts it
+  // back into its layer's heap (or re-sifts it there) unless it is blocked.
+  void requeue(int32_t slot) {
+    if constexpr (kRecency) unlink(slot), link_last(slot);
+    if (!heaps() || blocked_[slot]) return;
+    if (pos_[slot] < 0)
+      heap_push(slot);
+    else
+      reheap(slot);
+  }
+
+  // The victim for layer l: the lowest (rank, last use) among the unblocked residents of its group,
+  // -1 when every one is blocked.
   int32_t victim(int64_t l) const {
+    if constexpr (kRecency) {
+      const auto head = static_cast<int32_t>(spec_.slots() + group(l));
+      for (int32_t slot = next_[head]; slot != head; slot = next_[slot])
+        if (!blocked_[slot]) return slot;
+      return -1;
+    }
     if (scan_) {
-      // The same order as less(), with the best key kept in registers.
-      const int32_t* layer = layer_.data();
-      const uint8_t *pinned = pinned_.data(), *prot = protected_.data();
-      const double* pri = pri_.data();
+      // Called on a full layer: every slot is occupied. Branch-free: the best key stays in registers.
+      const uint32_t* blocked = blocked_.data();
+      const uint64_t* rank = rank_.data();
       const int64_t* last = last_.data();
       int32_t best = -1;
-      double best_pri = std::numeric_limits<double>::infinity();
+      uint64_t best_rank = std::numeric_limits<uint64_t>::max();
       int64_t best_last = std::numeric_limits<int64_t>::max();
       for (auto slot = static_cast<int32_t>(l * spec_.capacity); slot < (l + 1) * spec_.capacity; ++slot) {
-        if ((layer[slot] < 0) | pinned[slot] | prot[slot]) continue;
-        if (pri[slot] < best_pri || (pri[slot] == best_pri && last[slot] < best_last))
-          best = slot, best_pri = pri[slot], best_last = last[slot];
+        const bool better =
+            (blocked[slot] == 0) & ((rank[slot] < best_rank) | ((rank[slot] == best_rank) & (last[slot] < best_last)));
+        best = better ? slot : best;
+        best_rank = better ? rank[slot] : best_rank;
+        best_last = better ? last[slot] : best_last;
       }
       return best;
     }
@@ -276,14 +322,14 @@ class Simulator {
   // finds only protected or pinned entries. A miss that finds only those evicts the least recent
   // unpinned one, else the pinned one the step needs last.
   int32_t take_slot(int64_t l, bool for_prefetch) {
-    const int64_t group = spec_.per_layer ? l : 0;
-    if (next_free_[group] < spec_.capacity) return static_cast<int32_t>(group * spec_.capacity + next_free_[group]++);
+    const int64_t g = group(l);
+    if (next_free_[g] < spec_.capacity) return static_cast<int32_t>(g * spec_.capacity + next_free_[g]++);
     int32_t v = victim(l);
     if (v < 0) {
       if (for_prefetch) return -1;
-      const int64_t lo = spec_.per_layer ? l * spec_.capacity : 0, hi = lo + spec_.capacity;
+      const int64_t lo = g * spec_.capacity, hi = lo + spec_.capacity;
       for (int64_t slot = lo; slot < hi; ++slot)
-        if (!pinned_[slot] && (v < 0 || last_[slot] < last_[v])) v = static_cast<int32_t>(slot);
+        if (!(blocked_[slot] & kPinned) && (v < 0 || last_[slot] < last_[v])) v = static_cast<int32_t>(slot);
       if (v < 0)
         for (int64_t slot = lo; slot < hi; ++slot)
           if (v < 0 || pin_use_[slot] > pin_use_[v]) v = static_cast<int32_t>(slot);  // all pinned
@@ -293,27 +339,23 @@ class Simulator {
   }
 
   void evict(int32_t slot) {
+    if constexpr (kRecency) unlink(slot);
     heap_erase(slot);
     where_[static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]] = -1;
-    protected_[slot] = 0;
-    pinned_[slot] = 0;
+    blocked_[slot] = 0;
   }
 
-  // Puts (l, e) into `slot`. A miss (`served_now`) is served right after, which sets the predictive
-  // priority, so it is not computed here.
-  void install(int32_t slot, int64_t l, int32_t e, bool served_now = false) {
+  // Puts (l, e) into `slot`, not yet used.
+  void install(int32_t slot, int64_t l, int32_t e) {
     layer_[slot] = static_cast<int32_t>(l);
     expert_[slot] = e;
     where_[l * E_ + e] = slot;
     used_since_fetch_[slot] = 0;
-    switch (in_.policy) {
-      case Policy::Lfu: pri_[slot] = static_cast<double>(count_[l * E_ + e]); break;
-      case Policy::Static: pri_[slot] = in_.predictor->popularity()[l * E_ + e]; break;
-      case Policy::Belady: pri_[slot] = -1e300; break;  // set when served
-      case Policy::Predictive:
-      case Policy::ExpertFlow: pri_[slot] = served_now ? 0 : foreseen(slot); break;
-      default: pri_[slot] = 0; break;
-    }
+    if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(count_[l * E_ + e]);
+    if constexpr (P == Policy::Static) rank_[slot] = order_key(in_.predictor->popularity()[l * E_ + e]);
+    if constexpr (P == Policy::Belady) rank_[slot] = 0;  // set when served
+    if constexpr (kPredictive) rank_[slot] = foreseen_rank(l * E_ + e);
+    if constexpr (kRecency) link_last(slot);
     heap_push(slot);
   }
 
@@ -336,30 +378,30 @@ class Simulator {
   void prefetch_into(int32_t slot, int64_t l, int32_t e) {
     install(slot, l, e);
     last_[slot] = tick_++;
-    reheap(slot);
+    requeue(slot);
     ++stats_.prefetches;
     emit(l, e, slot, Access::Prefetch);
   }
 
   void protect(int32_t slot) {
-    protected_[slot] = 1;
+    blocked_[slot] |= kProtected;
     protected_now_.push_back(slot);
     heap_erase(slot);
   }
 
-  // Predictive / ExpertFlow after serving step (b, l): recompute the priorities of layer l's residents,
-  // end their protection, then prefetch and protect the predicted experts of layer l + 1. Only two kinds
-  // of resident can have a new priority here: those foreseen at this very step, and those whose
-  // protection ends; one served at this step already has it (serving recomputed it).
+  // Predictive / ExpertFlow after serving step (b, l): recompute the ranks of layer l's residents, end
+  // their protection, then prefetch and protect the predicted experts of layer l + 1. Only two kinds of
+  // resident can have a new rank here: those foreseen at this very step, and those whose protection
+  // ends; one served at this step already has it (serving recomputed it).
   void after_step(int64_t step, int64_t l) {
     const LookupStream& foreseen_at = in_.predicted->predicted;
     for (int64_t i = foreseen_at.step_start[step]; i < foreseen_at.step_start[step + 1]; ++i)
-      if (const int32_t slot = where_[l * E_ + foreseen_at.expert[i]]; slot >= 0 && served_at_[slot] != step)
-        pri_[slot] = foreseen(slot), requeue(slot);
+      if (const int64_t key = l * E_ + foreseen_at.expert[i]; where_[key] >= 0 && served_at_[where_[key]] != step)
+        rank_[where_[key]] = foreseen_rank(key), requeue(where_[key]);
     for (const int32_t slot : protected_now_)
-      if (protected_[slot]) {
-        protected_[slot] = 0;
-        if (served_at_[slot] != step) pri_[slot] = foreseen(slot);
+      if (blocked_[slot] & kProtected) {
+        blocked_[slot] &= ~kProtected;
+        if (served_at_[slot] != step) rank_[slot] = foreseen_rank(key_of(slot));
         requeue(slot);
       }
     protected_now_.clear();
@@ -368,7 +410,7 @@ class Simulator {
     for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) {
       const int32_t e = p.expert[i];
       if (const int32_t slot = where_[(l + 1) * E_ + e]; slot >= 0) {
-        if (!protected_[slot]) protect(slot);
+        if (!(blocked_[slot] & kProtected)) protect(slot);
         continue;
       }
       const int32_t slot = take_slot(l + 1, true);
@@ -385,19 +427,33 @@ class Simulator {
   const int64_t L_, E_;
   int64_t tick_ = 0, now_ = 0;
   int64_t horizon_now_ = 0;  // predictive: in_.predicted->horizon[now_]
-  bool scan_ = false;  // victim by scanning the layer's slots, no heaps
+  bool scan_ = false;        // not Lru: victims by scanning the layer's slots, no heaps
   CacheStats stats_;
-  std::vector<int32_t> layer_, expert_, where_;
-  std::vector<int64_t> last_, pos_, next_free_, count_, next_use_;
-  std::vector<double> pri_;
-  std::vector<uint8_t> used_since_fetch_, protected_, pinned_;
-  std::vector<int64_t> pin_use_;  // the lookup that pinned the slot
-  std::vector<int64_t> served_at_;  // predictive: the step that last served the slot
-  std::vector<int32_t> protected_now_;  // predictive: slots protected for the next layer
-  std::vector<int64_t> key_start_, key_steps_;  // predictive: the predicted steps of each key
-  std::vector<int64_t> key_next_;                // predictive: each key's first predicted step not passed
-  std::vector<std::vector<int32_t>> heap_;
+  // Per slot.
+  std::vector<int32_t> layer_, expert_;
+  std::vector<int64_t> last_;   // tick of the latest use
+  std::vector<uint64_t> rank_;  // the policy's priority (class comment)
+  std::vector<uint32_t> used_since_fetch_;
+  std::vector<uint32_t> blocked_;           // kPinned | kProtected
+  std::vector<int64_t> pin_use_;            // the lookup that pinned the slot
+  std::vector<int64_t> served_at_;          // predictive: the step that last served the slot
+  std::vector<int32_t> prev_, next_;        // Lru: list neighbours (then one sentinel per group)
+  std::vector<int64_t> pos_;                // heaps: index in its layer's heap, -1 when out
+  std::vector<std::vector<int32_t>> heap_;  // heaps: per layer
+  // Per key (layer * E + expert).
+  std::vector<int32_t> where_;           // its slot, -1 when not resident
+  std::vector<int64_t> count_;           // Lfu, predictive: lookups served so far
+  std::vector<int64_t> next_foreseen_;   // predictive: first predicted step after the current one
+  std::vector<int64_t> next_use_;        // Belady, per lookup: the index of the key's next lookup
+  std::vector<int64_t> later_foreseen_;  // predictive, per predicted use: the key's next predicted step
+  std::vector<int64_t> next_free_;       // per group: slots taken so far
+  std::vector<int32_t> protected_now_;   // predictive: slots protected for the next layer
 };
+
+template <Policy P>
+CacheStats replay(const LookupStream& lookups, const CacheSpec& spec, const PolicyInputs& inputs, CachePlan* plan) {
+  return Simulator<P>(lookups, spec, inputs, plan).run();
+}
 
 }  // namespace
 
@@ -417,7 +473,20 @@ CacheStats simulate(const LookupStream& lookups, const CacheSpec& spec, const Po
         inputs.predicted->horizon.size() + 1 != lookups.step_start.size())
       throw std::invalid_argument("predicted: policy " + name + " needs predicted uses for every step");
   }
-  return Simulator(lookups, spec, inputs, plan).run();
+  switch (inputs.policy) {
+    case Policy::Lru:
+      return replay<Policy::Lru>(lookups, spec, inputs, plan);
+    case Policy::Lfu:
+      return replay<Policy::Lfu>(lookups, spec, inputs, plan);
+    case Policy::Static:
+      return replay<Policy::Static>(lookups, spec, inputs, plan);
+    case Policy::Predictive:
+    case Policy::ExpertFlow:
+      return replay<Policy::Predictive>(lookups, spec, inputs, plan);
+    case Policy::Belady:
+      return replay<Policy::Belady>(lookups, spec, inputs, plan);
+  }
+  throw std::invalid_argument("policy: unknown");
 }
 
 }  // namespace mlsb::moe_offload
