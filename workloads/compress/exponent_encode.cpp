@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 
+#include "util/simd.hpp"
 #include "workloads/compress/exponent_detail.hpp"
 
 namespace mlsb::compress {
@@ -97,16 +98,16 @@ template <typename E>
   return static_cast<size_t>(p - dst);
 }
 
-// The same code compiled for BMI2 (shifts by a register without the CL register) where the CPU has it.
+// The same code compiled for AVX2 and BMI2 (shifts by a register without the CL register) where the CPU has them.
 template <typename E>
 size_t encode_stream_portable(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst, uint8_t* raw,
                               uint32_t& missing) {
   return encode_stream_body<E>(src, n, t, dst, raw, missing);
 }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef MLSB_SIMD_X86
 template <typename E>
-[[gnu::target("bmi2")]] size_t encode_stream_bmi2(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst,
-                                                  uint8_t* raw, uint32_t& missing) {
+MLSB_TARGET_AVX2 size_t encode_stream_avx2(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst,
+                                           uint8_t* raw, uint32_t& missing) {
   return encode_stream_body<E>(src, n, t, dst, raw, missing);
 }
 #endif
@@ -114,9 +115,8 @@ template <typename E>
 template <typename E>
 size_t encode_stream(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst, uint8_t* raw,
                      uint32_t& missing) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool bmi2 = __builtin_cpu_supports("bmi2");
-  if (bmi2) return encode_stream_bmi2<E>(src, n, t, dst, raw, missing);
+#ifdef MLSB_SIMD_X86
+  if (simd_level() >= Simd::avx2) return encode_stream_avx2<E>(src, n, t, dst, raw, missing);
 #endif
   return encode_stream_portable<E>(src, n, t, dst, raw, missing);
 }

@@ -3,7 +3,8 @@
 // host and the device: the CPU codecs (quantize.cpp) and the CUDA kernels (cuda/quantize.cu, through
 // cuda/codec_math.hpp) both call it, so the GPU streams equal the CPU streams byte for byte. Everything is
 // integer bit manipulation or one IEEE-rounded fp32 operation, which the device computes as the host does
-// (nvcc's defaults: -prec-div=true, no flush to zero). C++17 (nvcc).
+// (nvcc's defaults: -prec-div=true, no flush to zero). C++17 (nvcc). The CPU codecs' AVX2 loops
+// (quantize_kernels.cpp) compute the same functions lane by lane; a test compares them with these.
 //
 // Block quantisers (KIND as QuantKind: 3 int8-block, 4 fp8-e4m3, 5 fp8-e5m2): a block's scale is the
 // absmax of its finite elements / qmax (127, 448, 57344); an element's code is round(x / scale) clamped to

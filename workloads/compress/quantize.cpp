@@ -11,6 +11,7 @@
 
 #include "workloads/compress/lossy_stream.hpp"
 #include "workloads/compress/quant_math.hpp"
+#include "workloads/compress/quantize_kernels.hpp"
 
 namespace mlsb::compress {
 namespace {
@@ -56,12 +57,23 @@ const std::array<float, 256>& code_values() {
   return t;
 }
 
-/// The largest finite |x| of the elements (0 when none is finite and non-zero).
-template <typename Elements>
-float finite_absmax(int64_t n, Elements x) {
-  uint32_t mx = 0;
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, quant::finite_abs_bits(x(i)));
-  return formats::u2f(mx);
+/// Calls f(x, begin, len) for consecutive tiles of the tensor's elements as fp32: the tensor's own memory in
+/// one tile when it is aligned fp32, else tiles widened into a buffer, each a multiple of `unit` elements (a
+/// block quantiser's block) but the last.
+template <typename F>
+void for_each_tile(TensorView in, int64_t unit, F&& f) {
+  const int64_t n = in.count;
+  if (n == 0) return;
+  if (in.dtype == DType::F32 && reinterpret_cast<uintptr_t>(in.data) % alignof(float) == 0)
+    return f(reinterpret_cast<const float*>(in.data), int64_t{0}, n);
+  constexpr int64_t kTile = 8192;  // elements: 32 KiB of fp32 stay in L1 between widening and coding
+  const int64_t tile = std::max<int64_t>(1, kTile / unit) * unit;
+  std::vector<float> buf(static_cast<size_t>(std::min(tile, n)));
+  for (int64_t begin = 0; begin < n; begin += tile) {
+    const int64_t len = std::min(tile, n - begin);
+    quant_kernels::widen(in.dtype, in.data + static_cast<size_t>(begin) * dtype_size(in.dtype), len, buf.data());
+    f(static_cast<const float*>(buf.data()), begin, len);
+  }
 }
 
 class QuantCodec final : public Codec {
@@ -90,23 +102,24 @@ class QuantCodec final : public Codec {
     switch (kind_) {
       case QuantKind::CastBf16: {
         uint8_t* dst = w.reserve(2 * static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-          const uint16_t h = float_to_bf16(load_float(in.data, in.dtype, i));
-          std::memcpy(dst + 2 * i, &h, 2);
-        }
+        for_each_tile(in, 1, [&](const float* x, int64_t begin, int64_t len) {
+          quant_kernels::cast_bf16(x, len, dst + 2 * begin);
+        });
         break;
       }
       case QuantKind::CastFp16: {
-        const int32_t k =
-            quant::fp16_scale_exponent(finite_absmax(n, [&](int64_t i) { return load_float(in.data, in.dtype, i); }));
+        float absmax = 0;
+        for_each_tile(in, 1, [&](const float* x, int64_t, int64_t len) {
+          absmax = std::max(absmax, quant_kernels::finite_absmax(x, len));
+        });
+        const int32_t k = quant::fp16_scale_exponent(absmax);
         w.put(k);
         uint8_t* dst = w.reserve(2 * static_cast<size_t>(n));
         // x * 2^k as one or two exact power-of-two products (k <= 163; 2^k is a normal float up to 127).
         const float first = std::ldexp(1.0f, std::min(k, 127)), second = std::ldexp(1.0f, std::max(k - 127, 0));
-        for (int64_t i = 0; i < n; ++i) {
-          const uint16_t h = float_to_fp16(load_float(in.data, in.dtype, i) * first * second);
-          std::memcpy(dst + 2 * i, &h, 2);
-        }
+        for_each_tile(in, 1, [&](const float* x, int64_t begin, int64_t len) {
+          quant_kernels::cast_fp16(x, len, first, second, dst + 2 * begin);
+        });
         break;
       }
       default: with_block_kind(kind_, [&](auto kind) { encode_blocks<decltype(kind)::value>(in, w); }); break;
@@ -170,14 +183,9 @@ class QuantCodec final : public Codec {
     w.put(static_cast<uint32_t>(b));
     uint8_t* scales = w.reserve(4 * static_cast<size_t>(blocks));
     uint8_t* codes = w.reserve(static_cast<size_t>(n));
-    std::vector<float> buf(static_cast<size_t>(std::min(b, std::max<int64_t>(n, 1))));
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t begin = blk * b, len = std::min(b, n - begin);
-      for (int64_t i = 0; i < len; ++i) buf[i] = load_float(in.data, in.dtype, begin + i);
-      const float scale = quant::block_scale<KIND>(finite_absmax(len, [&](int64_t i) { return buf[i]; }));
-      std::memcpy(scales + 4 * blk, &scale, 4);
-      for (int64_t i = 0; i < len; ++i) codes[begin + i] = quant::encode<KIND>(buf[i], scale);
-    }
+    for_each_tile(in, b, [&](const float* x, int64_t begin, int64_t len) {
+      quant_kernels::encode_blocks<KIND>(x, len, b, scales + 4 * (begin / b), codes + begin);
+    });
   }
 
   template <int KIND>
