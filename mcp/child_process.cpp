@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,8 +94,10 @@ struct Fd {
 }  // namespace
 
 ChildProcess::ChildProcess(const SpawnOptions& options) {
+  // stdin is a socket so that write_stdin() can send(MSG_NOSIGNAL): one system call per message, where a
+  // pipe needs SIGPIPE blocked around each write. Node's child_process does the same for its children.
   int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) throw_errno(errno, "socketpair");
   Fd in_r{in[0]}, in_w{in[1]};
   if (::pipe2(out, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
   Fd out_r{out[0]}, out_w{out[1]};
@@ -158,39 +161,23 @@ ChildProcess::WriteResult ChildProcess::write_stdin(std::string_view bytes, std:
   std::unique_lock lock(write_mu_, deadline);
   if (!lock.owns_lock()) return WriteResult::timed_out;
   if (stdin_fd_ < 0) return WriteResult::closed;
-  sigset_t pipe_set, old_mask, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-  WriteResult result = WriteResult::ok;
   while (!bytes.empty()) {
-    const ssize_t n = ::write(stdin_fd_, bytes.data(), bytes.size());
+    const ssize_t n = ::send(stdin_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n >= 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN) {
-      result = WriteResult::closed;
-      break;
-    }
+    if (errno != EAGAIN) return WriteResult::closed;
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      result = WriteResult::timed_out;
-      ::close(std::exchange(stdin_fd_, -1));  // part of a message may be on the pipe: the stream is broken
-      break;
+      ::close(std::exchange(stdin_fd_, -1));  // part of a message may be on the socket: the stream is broken
+      return WriteResult::timed_out;
     }
     pollfd pfd{stdin_fd_, POLLOUT, 0};
     ::poll(&pfd, 1, static_cast<int>(left.count()));  // room, error, timeout or EINTR: the loop looks again
   }
-  if (result == WriteResult::closed && !was_pending) {
-    const timespec zero{0, 0};
-    sigtimedwait(&pipe_set, nullptr, &zero);  // discard the SIGPIPE our failed write raised
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  return result;
+  return WriteResult::ok;
 }
 
 void ChildProcess::close_stdin() {

@@ -1,6 +1,6 @@
 #pragma once
-// A spawned child process (no shell) in a process group of its own, with its stdin and stdout on pipes and
-// its stderr on a file or a pipe.
+// A spawned child process (no shell) in a process group of its own, with its stdin on a socket pair (as
+// Node's child_process gives its children), its stdout on a pipe and its stderr on a file or a pipe.
 #include <sys/types.h>
 
 #include <chrono>
@@ -27,7 +27,8 @@ class ChildProcess {
  public:
   /// Spawns the child as the leader of a new process group (pgid = pid), so stop() reaches whatever it
   /// starts in turn. Every descriptor we keep is O_CLOEXEC, so no other child inherits it; our end of its
-  /// stdin is non-blocking. Throws std::system_error when the pipes, the stderr file or posix_spawn fail.
+  /// stdin is non-blocking. Throws std::system_error when the socket pair, the pipes, the stderr file or
+  /// posix_spawn fail.
   explicit ChildProcess(const SpawnOptions& options);
   /// stop()s the child.
   ~ChildProcess();
@@ -43,8 +44,8 @@ class ChildProcess {
   /// Writes all of `bytes` to the child's stdin within `timeout` (waiting for a writer before us counts
   /// too). `closed`: the child no longer reads (EPIPE) or stdin is closed. `timed_out`: the child did not
   /// take the bytes in time; part of them may have been written, so stdin is closed (the stream is
-  /// broken) and later writes return `closed`. SIGPIPE is blocked in this thread for the write and a
-  /// resulting one discarded, so the process's signal disposition is left alone.
+  /// broken) and later writes return `closed`. Writes are send(MSG_NOSIGNAL): no SIGPIPE is raised, and
+  /// signal dispositions and masks are left alone.
   WriteResult write_stdin(std::string_view bytes, std::chrono::milliseconds timeout);
   /// Closes the child's stdin (the MCP stdio way of asking a server to exit). Idempotent.
   void close_stdin();

@@ -59,6 +59,14 @@ json RpcSession::request(const std::string& method, const json& params, std::chr
     forget();
     throw;
   }
+  // Stdio reads the reply on this thread; other transports deliver it from theirs, and the wait below
+  // is then where this thread sleeps.
+  transport_->read_until(
+      [&] {
+        std::lock_guard lock(mu_);
+        return pending->done;
+      },
+      deadline);
   std::unique_lock lock(mu_);
   if (!pending->cv.wait_until(lock, deadline, [&] { return pending->done; })) {
     pending_.erase(id);
@@ -114,17 +122,21 @@ void RpcSession::on_message(json message) {
 }
 
 void RpcSession::on_response(json&& message) {
-  const json id = message["id"];
-  std::lock_guard lock(mu_);
-  const auto it = id.is_number_integer() ? pending_.find(id.get<int64_t>()) : pending_.end();
-  if (it == pending_.end()) {
-    warn_("ignoring a response with unknown id " + id.dump());
-    return;
+  const json& id = message["id"];
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = id.is_number_integer() ? pending_.find(id.get<int64_t>()) : pending_.end();
+    if (it == pending_.end()) {
+      warn_("ignoring a response with unknown id " + id.dump());
+      return;
+    }
+    pending = std::move(it->second);
+    pending_.erase(it);
+    pending->response = std::move(message);  // results can be large: moved, not copied
+    pending->done = true;
   }
-  it->second->response = std::move(message);  // results can be large: moved, not copied
-  it->second->done = true;
-  it->second->cv.notify_one();
-  pending_.erase(it);
+  pending->cv.notify_one();  // unlocked: the waiter wakes to a free mutex
 }
 
 void RpcSession::on_server_request(const json& message) {

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 
 #include "mcp/command_lookup.hpp"
 #include "mcp/jsonrpc.hpp"
@@ -18,6 +20,10 @@ namespace {
 constexpr auto kStopGrace = std::chrono::milliseconds(1000);
 constexpr auto kExitStatusWait = std::chrono::milliseconds(500);
 constexpr auto kStderrDrain = std::chrono::milliseconds(100);
+/// How long no caller must have read before the background reader takes over: calls closer together
+/// than this never wake it (it only looks once per period), and a server request between calls waits
+/// at most about twice this for its answer.
+constexpr auto kIdleHandover = std::chrono::milliseconds(20);
 constexpr size_t kChunk = 65536;
 }  // namespace
 
@@ -38,12 +44,15 @@ void StdioTransport::start(MessageHandler on_message, CloseHandler on_close) {
   on_message_ = std::move(on_message);
   on_close_ = std::move(on_close);
   if (::pipe2(wake_, O_CLOEXEC) != 0) throw McpError("server '" + spec_.name + "': pipe2 failed");
+  interrupt_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (interrupt_fd_ < 0) throw McpError("server '" + spec_.name + "': eventfd failed");
   try {
     child_ = std::make_unique<ChildProcess>(spawn_);
   } catch (const std::system_error& e) {
     throw McpError("server '" + spec_.name + "': " + e.what());
   }
-  reader_ = std::thread([this] { read_loop(); });
+  stderr_fd_ = child_->stderr_fd();
+  background_ = std::thread([this] { background_loop(); });
 }
 
 void StdioTransport::send(const json& message, std::chrono::milliseconds timeout) {
@@ -59,55 +68,148 @@ void StdioTransport::send(const json& message, std::chrono::milliseconds timeout
   }
 }
 
+void StdioTransport::read_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(read_mu_);
+  ++callers_;
+  try {
+    while (!over_ && !done() && std::chrono::steady_clock::now() < deadline) {
+      if (!leading_) {
+        ++caller_rounds_;
+        lead_one_round(lock, deadline);
+        continue;
+      }
+      if (background_leads_) interrupt_leader();  // it steps aside for us
+      followers_.wait_until(lock, deadline);
+    }
+  } catch (...) {  // a message handler threw (out of memory): the caller gets the exception
+    --callers_;
+    throw;
+  }
+  --callers_;
+}
+
 void StdioTransport::close() noexcept {
   if (closed_) return;
   closed_ = true;
+  {
+    // A caller whose request the session has just failed stops waiting now, not after stop(). The
+    // background reader keeps reading meanwhile: a server that writes as it exits is not blocked.
+    std::lock_guard lock(read_mu_);
+    if (leading_) interrupt_leader();
+    followers_.notify_all();
+  }
   if (child_) child_->stop(kStopGrace);
-  if (reader_.joinable()) {
+  if (wake_[1] >= 0) {
     const char byte = 1;
     [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);  // cannot fail: ours, empty
-    reader_.join();
   }
-  for (int fd : wake_) {
+  {
+    std::unique_lock lock(read_mu_);
+    over_ = true;
+    idle_.notify_all();
+    followers_.notify_all();
+    followers_.wait(lock, [&] { return !leading_; });  // no handler runs after close() returns
+  }
+  if (background_.joinable()) background_.join();
+  for (int fd : {wake_[0], wake_[1], interrupt_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
 
-void StdioTransport::read_loop() {
-  std::string buffer;
-  size_t scanned = 0;  // bytes of `buffer` known to hold no newline
-  char chunk[kChunk];
-  // poll() skips a negative descriptor: stderr when it is not piped, or once it has ended.
-  pollfd fds[3] = {{child_->stdout_fd(), POLLIN, 0}, {child_->stderr_fd(), POLLIN, 0}, {wake_[0], POLLIN, 0}};
-  while (true) {
-    if (::poll(fds, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[2].revents) return;  // close() took over: no handler runs after it
-    if (fds[1].revents && !pump_stderr(fds[1].fd)) fds[1].fd = -1;
-    if (!fds[0].revents) continue;
-    const ssize_t n = ::read(fds[0].fd, chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) break;
-    buffer.append(chunk, static_cast<size_t>(n));
-    size_t start = 0;
-    for (size_t nl; (nl = buffer.find('\n', scanned)) != std::string::npos; scanned = start = nl + 1) {
-      handle_line(std::string_view(buffer).substr(start, nl - start));
-    }
-    buffer.erase(0, start);
-    scanned = buffer.size();
-    if (buffer.size() > jsonrpc::kMaxMessageBytes) {
-      on_close_("server '" + spec_.name + "': sent a stdout line longer than " +
-                std::to_string(jsonrpc::kMaxMessageBytes >> 20) + " MiB; closed the connection");
-      return;  // the server is stopped at close()
-    }
+void StdioTransport::lead_one_round(std::unique_lock<std::mutex>& lock,
+                                    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  leading_ = true;
+  lock.unlock();
+  Round round = Round::over;
+  try {
+    round = read_round(deadline);
+  } catch (...) {
+    lock.lock();
+    leading_ = false;
+    followers_.notify_all();
+    throw;
   }
+  lock.lock();
+  leading_ = false;
+  if (interrupted_) {
+    uint64_t count;
+    [[maybe_unused]] const ssize_t n = ::read(interrupt_fd_, &count, sizeof count);  // resets it
+    interrupted_ = false;
+  }
+  if (round == Round::over) over_ = true;
+  followers_.notify_all();
+}
+
+void StdioTransport::interrupt_leader() {
+  if (interrupted_) return;
+  interrupted_ = true;
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(interrupt_fd_, &one, sizeof one);  // cannot fail: far from full
+}
+
+void StdioTransport::background_loop() {
+  std::unique_lock lock(read_mu_);
+  uint64_t seen = caller_rounds_;
+  while (!over_) {
+    if (leading_ || callers_ > 0 || caller_rounds_ != seen) {
+      seen = caller_rounds_;
+      idle_.wait_for(lock, kIdleHandover);
+      continue;
+    }
+    background_leads_ = true;
+    lead_one_round(lock, std::nullopt);
+    background_leads_ = false;
+  }
+}
+
+StdioTransport::Round StdioTransport::read_round(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  // poll() skips a negative descriptor: stderr when it is not piped, or once it has ended.
+  pollfd fds[4] = {
+      {child_->stdout_fd(), POLLIN, 0}, {stderr_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+  timespec left{};
+  if (deadline) {
+    const auto ns =
+        std::max<int64_t>(0, std::chrono::nanoseconds(*deadline - std::chrono::steady_clock::now()).count());
+    left = {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  }
+  const int ready = ::ppoll(fds, 4, deadline ? &left : nullptr, nullptr);
+  if (ready < 0 && errno != EINTR) {
+    stdout_ended();
+    return Round::over;
+  }
+  if (ready <= 0) return Round::nothing;
+  if (fds[2].revents) return Round::over;  // close() took over: no handler runs after it
+  if (fds[1].revents && !pump_stderr(stderr_fd_)) stderr_fd_ = -1;
+  if (!fds[0].revents) return Round::nothing;
+  char chunk[kChunk];
+  const ssize_t n = ::read(fds[0].fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return Round::nothing;
+  if (n <= 0) {
+    stdout_ended();
+    return Round::over;
+  }
+  buffer_.append(chunk, static_cast<size_t>(n));
+  size_t start = 0;
+  for (size_t nl; (nl = buffer_.find('\n', scanned_)) != std::string::npos; scanned_ = start = nl + 1) {
+    handle_line(std::string_view(buffer_).substr(start, nl - start));
+  }
+  buffer_.erase(0, start);
+  scanned_ = buffer_.size();
+  if (buffer_.size() > jsonrpc::kMaxMessageBytes) {
+    on_close_("server '" + spec_.name + "': sent a stdout line longer than " +
+              std::to_string(jsonrpc::kMaxMessageBytes >> 20) + " MiB; closed the connection");
+    return Round::over;  // the server is stopped at close()
+  }
+  return Round::read;
+}
+
+void StdioTransport::stdout_ended() {
   const auto status = child_->wait_for(kExitStatusWait);
   // What it wrote to stderr before exiting explains the exit: copy it, for a bounded time (a process it
   // left behind may keep writing).
   const auto drain_until = std::chrono::steady_clock::now() + kStderrDrain;
-  for (pollfd drain[2] = {fds[1], fds[2]}; drain[0].fd >= 0 && std::chrono::steady_clock::now() < drain_until;) {
+  for (pollfd drain[2] = {{stderr_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+       drain[0].fd >= 0 && std::chrono::steady_clock::now() < drain_until;) {
     if (::poll(drain, 2, static_cast<int>(kStderrDrain.count())) <= 0) break;
     if (drain[1].revents) return;
     if (!pump_stderr(drain[0].fd)) break;

@@ -22,6 +22,12 @@ class Transport {
   /// Sends one message. A transport whose replies come back on the same exchange (HTTP) may deliver them
   /// to the MessageHandler before returning. `timeout` bounds that exchange. Throws McpError, TimeoutError.
   virtual void send(const nlohmann::json& message, std::chrono::milliseconds timeout) = 0;
+  /// Called by a thread that waits for a reply, until `done()` holds or `deadline` passes. A transport
+  /// that can read on the calling thread (stdio) delivers incoming messages here, so that a reply
+  /// completes its request without a hand-off between threads; it returns when done() holds, the
+  /// deadline passed or the connection is over. The default returns at once: another thread delivers.
+  /// `done` must not call into the transport.
+  virtual void read_until(const std::function<bool()>& /*done*/, std::chrono::steady_clock::time_point /*deadline*/) {}
   /// Tells the transport the negotiated protocol version (HTTP sends it as MCP-Protocol-Version).
   virtual void set_protocol_version(const std::string& /*version*/) {}
   /// Opens the channel on which the server sends requests and notifications outside any exchange of

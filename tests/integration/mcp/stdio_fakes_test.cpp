@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "integration/mcp/mcp_test_helpers.hpp"
 #include "mcp/client.hpp"
@@ -88,6 +91,56 @@ TEST(McpStdio, ServerThatNeverAnswersTimesOut) {
   const auto took = Clock::now() - start;
   EXPECT_GE(took, 290ms);
   EXPECT_LT(took, 2s);
+}
+
+TEST(McpStdio, ConcurrentCallersEachGetTheirOwnReply) {
+  // One thread at a time reads for all (leader/follower): replies come out of order, between the server's
+  // notifications and its ping requests, and each caller still gets its own.
+  auto client = Client::connect(fake_spec("busy.mjs"), with_timeout(20s));
+  constexpr int kThreads = 6, kCalls = 40;
+  std::atomic<int> wrong = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        const int n = t * 1000 + i;
+        if (client->call_tool("t", {{"n", n}}).text() != std::to_string(n)) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(McpStdio, AnswersAServerRequestBetweenCalls) {
+  // Nobody waits for a reply when the server pings: the background reader answers it.
+  auto client = Client::connect(fake_spec("busy.mjs"));
+  EXPECT_EQ(client->call_tool("t", {{"arm", true}}).text(), "armed");
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(client->call_tool("t", {{"report", true}}).text(), "answered");
+}
+
+TEST(McpStdio, CloseFailsACallWaitingOnAnotherThreadAtOnce) {
+  auto client = Client::connect(fake_spec("never_answers.mjs"), with_timeout(20s));
+  std::atomic<bool> calling = false;
+  Clock::time_point failed;
+  std::string what;
+  std::thread caller([&] {
+    try {
+      calling = true;
+      client->call_tool("slow", nlohmann::json::object());
+    } catch (const McpError& e) {
+      what = e.what();
+    }
+    failed = Clock::now();
+  });
+  while (!calling) std::this_thread::yield();
+  std::this_thread::sleep_for(200ms);  // the call is sent and its thread reads the server's stdout
+  const auto closing = Clock::now();
+  client->close();
+  caller.join();
+  EXPECT_EQ(what, "server 'never_answers.mjs': connection closed (while waiting for 'tools/call')");
+  EXPECT_LT(failed - closing, 500ms);
 }
 
 TEST(McpStdio, ResponseWithUnknownIdIsLoggedAndIgnored) {
