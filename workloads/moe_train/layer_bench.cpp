@@ -10,6 +10,7 @@
 #include "backends/cuda/device.hpp"
 #include "util/clock.hpp"
 #include "util/peak_memory.hpp"
+#include "harness/axes.hpp"
 #include "harness/registry.hpp"
 #include "workloads/moe_train/flops.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
