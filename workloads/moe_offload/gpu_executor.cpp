@@ -36,6 +36,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "backends/cuda/blas.hpp"
@@ -127,9 +128,10 @@ CachePlan resident_plan(const gpu::RoutingLists& lists, int64_t experts, bool st
 
 /// Checks `plan` against the schedule's lists and a slot table (every lookup of a step's experts
 /// exactly once, from the slot holding it) and returns each event's list entry (-1 for a Prefetch).
-/// Throws std::invalid_argument("plan: ...") naming the step.
-std::vector<int64_t> match_plan(const CachePlan& plan, const gpu::RoutingLists& lists, int64_t slots,
-                                int64_t experts) {
+/// The slots start empty, or with `preloaded`, slot i holding expert i of the flattened (layer, expert)
+/// index (the all-resident layout). Throws std::invalid_argument("plan: ...") naming the step.
+std::vector<int64_t> match_plan(const CachePlan& plan, const gpu::RoutingLists& lists, int64_t slots, int64_t experts,
+                                bool preloaded = false) {
   const int64_t steps = lists.steps(), L = lists.layers;
   if (static_cast<int64_t>(plan.step_start.size()) != steps + 1 || plan.step_start.front() != 0 ||
       plan.step_start.back() != static_cast<int64_t>(plan.events.size()))
@@ -137,6 +139,7 @@ std::vector<int64_t> match_plan(const CachePlan& plan, const gpu::RoutingLists& 
                                 " steps for a schedule of " + std::to_string(steps));
   std::vector<int64_t> entry(plan.events.size(), -1);
   std::vector<int64_t> held(static_cast<size_t>(slots), -1);
+  if (preloaded) std::iota(held.begin(), held.end(), int64_t{0});
   std::vector<char> served(static_cast<size_t>(lists.entries()), 0);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t begin = plan.step_start[step], end = plan.step_start[step + 1];
@@ -193,7 +196,7 @@ class CudaExecutor final : public Executor {
     const double need = static_cast<double>(L * E * stride_) * sizeof(float);
     const bool fits = need + static_cast<double>(kResidentMargin) <= static_cast<double>(free_bytes);
     const CachePlan all = resident_plan(lists, E, !fits);
-    const std::vector<int64_t> entry = match_plan(all, lists, fits ? L * E : E, E);
+    const std::vector<int64_t> entry = match_plan(all, lists, fits ? L * E : E, E, fits);
     if (!fits) {
       SlotArray staging(E, stride_, true);
       return run(t, s, lists, all, entry, in, staging);
