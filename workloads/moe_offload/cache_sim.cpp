@@ -58,25 +58,30 @@ namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int64_t kScanCapacity = 32;  // per-layer caches up to this size scan for the victim
-constexpr uint64_t kForeseen = uint64_t{1} << 63;  // predictive: the rank of a use foreseen at step 0
+constexpr int kOffsetBits = std::bit_width(static_cast<uint64_t>(kScanCapacity - 1));
+constexpr uint64_t kOffsetMask = kScanCapacity - 1, kBlockedBit = uint64_t{1} << 63;  // in a scan key
 
 // Bits of a slot's `blocked` byte: a pinned or protected resident is no victim candidate.
 constexpr uint32_t kPinned = 1, kProtected = 2;
 
-/// An unsigned key in the order of `x` (-0.0 and 0.0, which compare equal, get one key).
-uint64_t order_key(double x) {
-  const auto bits = std::bit_cast<uint64_t>(x + 0.0);
-  return bits ^ (static_cast<uint64_t>(static_cast<int64_t>(bits) >> 63) | kForeseen);
+// A scan key's rank bits start above the last use (a tick: one per lookup, prefetch and preload) and the
+// slot's offset in its layer.
+int scan_key_shift(const LookupStream& s, const CacheSpec& spec, const PolicyInputs& in) {
+  const int64_t ticks =
+      s.lookups() + spec.layers * spec.experts + (in.prefetches ? std::ssize(in.prefetches->expert) : 0);
+  return kOffsetBits + std::bit_width(static_cast<uint64_t>(ticks));
 }
 
 /// Replays the rules of policy `P` (ExpertFlow replays as Predictive: only its inputs differ).
 ///
-/// Each resident has a rank, the policy's priority as an unsigned integer of the same order: the
-/// victim has the lowest rank, ties by least recent use. Lru keeps each group's residents (a layer's,
-/// or all of them for the global scope) in an intrusive list in recency order, so its victim is the
-/// first entry not pinned. The other policies scan the layer's slots when a per-layer cache is small
-/// and keep an indexed min-heap per layer otherwise.
-template <Policy P>
+/// Each resident has a rank, the policy's priority as an unsigned integer of the same order and at
+/// most lookups + steps + keys: the victim has the lowest rank, ties by least recent use. Lru keeps each
+/// group's residents (a layer's, or all of them for the global scope) in an intrusive list in recency
+/// order, so its victim is the first entry not pinned. The other policies keep an indexed min-heap per
+/// layer, except with `kScan` (per-layer caches of up to 32 experts, scan_key_shift): there each slot
+/// holds one 64-bit key, (rank, last use, slot in the layer) packed in that order, with kBlockedBit set
+/// while blocked, and the victim is the layer's minimum.
+template <Policy P, bool kScan>
 class Simulator {
  public:
   Simulator(const LookupStream& s, const CacheSpec& spec, const PolicyInputs& in, CachePlan* plan)
@@ -95,24 +100,20 @@ class Simulator {
       prev_.resize(slots + groups);
       next_.resize(slots + groups);
       for (int64_t g = slots; g < slots + groups; ++g) prev_[g] = next_[g] = static_cast<int32_t>(g);
+    } else if constexpr (kScan) {
+      key_shift_ = scan_key_shift(s, spec, in);
+      key_.resize(slots);
+      for (int64_t slot = 0; slot < slots; ++slot)
+        key_[slot] = kBlockedBit | static_cast<uint64_t>(slot % spec.capacity);
     } else {
-      scan_ = spec.per_layer && spec.capacity <= kScanCapacity;
-      if (!scan_) pos_.assign(slots, -1), heap_.resize(L_);
+      pos_.assign(slots, -1), heap_.resize(L_);
     }
     if constexpr (P == Policy::Lfu || kPredictive) count_.assign(L_ * E_, 0);
+    if constexpr (P == Policy::Static) popularity_rank_ = popularity_ranks();
     if constexpr (P == Policy::Belady) next_use_ = next_uses();
     if constexpr (kPredictive) {
-      served_at_.assign(slots, -1);
-      // Each key's first predicted step, and for each predicted use the key's next predicted step.
-      const LookupStream& p = in.predicted->predicted;
       next_foreseen_.assign(L_ * E_, kNever);
-      later_foreseen_.resize(p.lookups());
-      for (int64_t step = p.steps() - 1; step >= 0; --step) {
-        const int64_t base = step % L_ * E_;
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
-          later_foreseen_[i] = next_foreseen_[base + p.expert[i]];
-        for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i) next_foreseen_[base + p.expert[i]] = step;
-      }
+      foreseen_top_ = s.lookups() + 1 + s.steps();
     }
   }
 
@@ -124,19 +125,20 @@ class Simulator {
       plan_->events.reserve(s_.lookups() + s_.lookups() / 4 + spec_.slots());
     }
     for (int64_t step = 0, l = 0; step < s_.steps(); ++step, l = l + 1 < L_ ? l + 1 : 0) {
-      now_ = step;
       if (P == Policy::Static && step == 0) preload();
       if constexpr (kPredictive) {
+        const bool opens = step == 0 || in_.predicted->horizon[step] != horizon_now_;
         horizon_now_ = in_.predicted->horizon[step];
+        if (opens) build_foreseen(step);
         pass_foreseen(step, l);
-        if (step > 0 && horizon_now_ != in_.predicted->horizon[step - 1])
+        if (opens)
           for (int32_t slot = 0; slot < static_cast<int32_t>(layer_.size()); ++slot)
-            if (layer_[slot] >= 0) rank_[slot] = foreseen_rank(key_of(slot)), reheap(slot);
+            if (layer_[slot] >= 0) rank_[slot] = foreseen_rank(key_of(slot)), requeue(slot);
       }
       // The residents the step needs are pinned until served.
       for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i)
         if (const int32_t slot = where_[l * E_ + s_.expert[i]]; slot >= 0)
-          blocked_[slot] |= kPinned, pin_use_[slot] = i, heap_erase(slot);
+          blocked_[slot] |= kPinned, pin_use_[slot] = i, unqueue(slot);
       for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i) {
         const int32_t e = s_.expert[i];
         if (const int32_t slot = where_[l * E_ + e]; slot >= 0) {
@@ -158,28 +160,49 @@ class Simulator {
 
  private:
   static constexpr bool kRecency = P == Policy::Lru;
+  static constexpr bool kHeaps = !kRecency && !kScan;
   static constexpr bool kPredictive = P == Policy::Predictive;
 
   int64_t group(int64_t l) const { return spec_.per_layer ? l : 0; }
-  bool heaps() const { return !kRecency && !scan_; }
+
+  // Predictive: a window opens at `step`, foreseeing the steps before its horizon. For each key, its
+  // first foreseen step there, and for each predicted use there, the key's next one (kNever after its
+  // last); the previous window's keys not yet passed are forgotten. Horizons are whole windows, so
+  // the table holds one window's uses and stays in cache.
+  void build_foreseen(int64_t step) {
+    const LookupStream& p = in_.predicted->predicted;
+    for (int64_t t = step; t < table_end_; ++t)
+      for (int64_t i = p.step_start[t]; i < p.step_start[t + 1]; ++i)
+        next_foreseen_[t % L_ * E_ + p.expert[i]] = kNever;
+    table_first_ = p.step_start[step];
+    table_end_ = std::clamp(horizon_now_, step, p.steps());
+    later_foreseen_.resize(p.step_start[table_end_] - table_first_);
+    for (int64_t t = table_end_ - 1; t >= step; --t) {
+      const int64_t base = t % L_ * E_;
+      for (int64_t i = p.step_start[t]; i < p.step_start[t + 1]; ++i)
+        later_foreseen_[i - table_first_] = next_foreseen_[base + p.expert[i]];
+      for (int64_t i = p.step_start[t]; i < p.step_start[t + 1]; ++i) next_foreseen_[base + p.expert[i]] = t;
+    }
+  }
 
   // Predictive: the clock reaches step (b, l), so the keys foreseen at it are next foreseen at their
-  // following predicted step. Done at every step in order, this keeps next_foreseen_[key] the key's
-  // first predicted step after the current one, reading the predicted uses once and in order.
+  // following predicted step in the window. Done at every step in order, this keeps next_foreseen_[key]
+  // the key's first predicted step after the current one and before the horizon.
   void pass_foreseen(int64_t step, int64_t l) {
+    if (step >= table_end_) return;
     const LookupStream& p = in_.predicted->predicted;
     for (int64_t i = p.step_start[step]; i < p.step_start[step + 1]; ++i)
-      next_foreseen_[l * E_ + p.expert[i]] = later_foreseen_[i];
+      next_foreseen_[l * E_ + p.expert[i]] = later_foreseen_[i - table_first_];
   }
 
   int64_t key_of(int32_t slot) const { return static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]; }
 
-  // Predictive rank of a resident key at the current step: kForeseen - n for its first foreseen use n
-  // within the window (the farthest ranks lowest), else its lookup count, below every foreseen one.
+  // Predictive rank of a resident key at the current step: foreseen_top_ - n for its first foreseen use
+  // n within the window (the farthest ranks lowest), else its lookup count, below every foreseen one.
   uint64_t foreseen_rank(int64_t key) const {
     const int64_t n = next_foreseen_[key];
     const auto count = static_cast<uint64_t>(count_[key]);  // loaded either way: the choice is branch-free
-    return n < horizon_now_ ? kForeseen - static_cast<uint64_t>(n) : count;
+    return n < horizon_now_ ? static_cast<uint64_t>(foreseen_top_ - n) : count;
   }
 
   std::vector<int64_t> next_uses() const {
@@ -194,6 +217,17 @@ class Simulator {
     return next;
   }
 
+  // Static: each key's place in ascending popularity, equal popularities in one place.
+  std::vector<uint64_t> popularity_ranks() const {
+    const auto& pop = in_.predictor->popularity();
+    std::vector<int64_t> order(L_ * E_);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return pop[a] < pop[b]; });
+    std::vector<uint64_t> rank(L_ * E_, 0);
+    for (size_t i = 1; i < order.size(); ++i) rank[order[i]] = rank[order[i - 1]] + (pop[order[i - 1]] < pop[order[i]]);
+    return rank;
+  }
+
   void emit(int64_t l, int32_t e, int32_t slot, Access kind) {
     if (plan_) plan_->events.push_back({static_cast<int32_t>(l), e, slot, kind});
   }
@@ -206,10 +240,10 @@ class Simulator {
     used_since_fetch_[slot] = 1;
     emit(l, e, slot, kind);
     last_[slot] = tick_++;
-    if constexpr (kPredictive) ++count_[l * E_ + e], rank_[slot] = foreseen_rank(l * E_ + e), served_at_[slot] = now_;
+    if constexpr (kPredictive) ++count_[l * E_ + e], rank_[slot] = foreseen_rank(l * E_ + e);
     if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(++count_[l * E_ + e]);
-    // The next use at lookup n ranks kNever - n (the farthest lowest); never again ranks 0.
-    if constexpr (P == Policy::Belady) rank_[slot] = next_use_[i] == kNever ? 0 : kNever - next_use_[i];
+    // The next use at lookup n ranks lookups - n (the farthest lowest); never again ranks 0.
+    if constexpr (P == Policy::Belady) rank_[slot] = next_use_[i] == kNever ? 0 : s_.lookups() - next_use_[i];
     requeue(slot);
   }
 
@@ -246,15 +280,7 @@ class Simulator {
       i = m;
     }
   }
-  void heap_push(int32_t slot) {
-    if (!heaps()) return;
-    auto& h = heap_[layer_[slot]];
-    pos_[slot] = h.size();
-    h.push_back(slot);
-    sift_up(h, pos_[slot]);
-  }
   void heap_erase(int32_t slot) {
-    if (!heaps()) return;
     auto& h = heap_[layer_[slot]];
     const int64_t i = pos_[slot];
     pos_[slot] = -1;
@@ -267,22 +293,28 @@ class Simulator {
     sift_up(h, i);
     sift_down(h, pos_[moved]);
   }
-  void reheap(int32_t slot) {
-    if (!heaps() || pos_[slot] < 0) return;
-    auto& h = heap_[layer_[slot]];
-    sift_up(h, pos_[slot]);
-    sift_down(h, pos_[slot]);
-  }
 
-  // After a slot's rank or last use changed: Recency moves it to the most recent end; Heap puts it
-  // back into its layer's heap (or re-sifts it there) unless it is blocked.
+  // After a slot's rank or last use changed: Recency moves it to the most recent end; a scan key is
+  // repacked; Heap puts the slot back into its layer's heap (or re-sifts it there). Blocked slots stay
+  // out of the scan and the heaps.
   void requeue(int32_t slot) {
-    if constexpr (kRecency) unlink(slot), link_last(slot);
-    if (!heaps() || blocked_[slot]) return;
-    if (pos_[slot] < 0)
-      heap_push(slot);
-    else
-      reheap(slot);
+    if constexpr (kRecency) {
+      unlink(slot), link_last(slot);
+    } else if constexpr (kScan) {
+      key_[slot] = (key_[slot] & kOffsetMask) |
+                   (blocked_[slot] ? kBlockedBit
+                                   : rank_[slot] << key_shift_ | static_cast<uint64_t>(last_[slot]) << kOffsetBits);
+    } else if (!blocked_[slot]) {
+      auto& h = heap_[layer_[slot]];
+      if (pos_[slot] < 0) pos_[slot] = h.size(), h.push_back(slot);
+      sift_up(h, pos_[slot]);
+      sift_down(h, pos_[slot]);
+    }
+  }
+  // The slot is blocked or evicted: no longer a candidate.
+  void unqueue(int32_t slot) {
+    if constexpr (kScan) key_[slot] |= kBlockedBit;
+    if constexpr (kHeaps) heap_erase(slot);
   }
 
   // The victim for layer l: the lowest (rank, last use) among the unblocked residents of its group,
@@ -294,22 +326,13 @@ class Simulator {
         if (!blocked_[slot]) return slot;
       return -1;
     }
-    if (scan_) {
-      // Called on a full layer: every slot is occupied. Branch-free: the best key stays in registers.
-      const uint32_t* blocked = blocked_.data();
-      const uint64_t* rank = rank_.data();
-      const int64_t* last = last_.data();
-      int32_t best = -1;
-      uint64_t best_rank = std::numeric_limits<uint64_t>::max();
-      int64_t best_last = std::numeric_limits<int64_t>::max();
-      for (auto slot = static_cast<int32_t>(l * spec_.capacity); slot < (l + 1) * spec_.capacity; ++slot) {
-        const bool better =
-            (blocked[slot] == 0) & ((rank[slot] < best_rank) | ((rank[slot] == best_rank) & (last[slot] < best_last)));
-        best = better ? slot : best;
-        best_rank = better ? rank[slot] : best_rank;
-        best_last = better ? last[slot] : best_last;
-      }
-      return best;
+    if constexpr (kScan) {  // called on a full layer: every slot is occupied
+      const uint64_t* key = key_.data() + l * spec_.capacity;
+      uint64_t best = key[0], odd = key[spec_.capacity - 1];  // two running minima halve the chain of compares
+      for (int64_t j = 1; j + 1 < spec_.capacity; j += 2)
+        best = std::min(best, key[j]), odd = std::min(odd, key[j + 1]);
+      best = std::min(best, odd);
+      return best & kBlockedBit ? -1 : static_cast<int32_t>(l * spec_.capacity + (best & kOffsetMask));
     }
     if (spec_.per_layer) return heap_[l].empty() ? -1 : heap_[l][0];
     int32_t best = -1;
@@ -340,23 +363,22 @@ class Simulator {
 
   void evict(int32_t slot) {
     if constexpr (kRecency) unlink(slot);
-    heap_erase(slot);
+    unqueue(slot);
     where_[static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]] = -1;
     blocked_[slot] = 0;
   }
 
-  // Puts (l, e) into `slot`, not yet used.
+  // Puts (l, e) into `slot`, not yet used (serving or prefetching it then queues it).
   void install(int32_t slot, int64_t l, int32_t e) {
     layer_[slot] = static_cast<int32_t>(l);
     expert_[slot] = e;
     where_[l * E_ + e] = slot;
     used_since_fetch_[slot] = 0;
     if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(count_[l * E_ + e]);
-    if constexpr (P == Policy::Static) rank_[slot] = order_key(in_.predictor->popularity()[l * E_ + e]);
+    if constexpr (P == Policy::Static) rank_[slot] = popularity_rank_[l * E_ + e];
     if constexpr (P == Policy::Belady) rank_[slot] = 0;  // set when served
     if constexpr (kPredictive) rank_[slot] = foreseen_rank(l * E_ + e);
     if constexpr (kRecency) link_last(slot);
-    heap_push(slot);
   }
 
   void preload() {
@@ -386,22 +408,22 @@ class Simulator {
   void protect(int32_t slot) {
     blocked_[slot] |= kProtected;
     protected_now_.push_back(slot);
-    heap_erase(slot);
+    unqueue(slot);
   }
 
   // Predictive / ExpertFlow after serving step (b, l): recompute the ranks of layer l's residents, end
   // their protection, then prefetch and protect the predicted experts of layer l + 1. Only two kinds of
   // resident can have a new rank here: those foreseen at this very step, and those whose protection
-  // ends; one served at this step already has it (serving recomputed it).
+  // ends (one served at this step keeps the rank serving gave it).
   void after_step(int64_t step, int64_t l) {
     const LookupStream& foreseen_at = in_.predicted->predicted;
     for (int64_t i = foreseen_at.step_start[step]; i < foreseen_at.step_start[step + 1]; ++i)
-      if (const int64_t key = l * E_ + foreseen_at.expert[i]; where_[key] >= 0 && served_at_[where_[key]] != step)
+      if (const int64_t key = l * E_ + foreseen_at.expert[i]; where_[key] >= 0)
         rank_[where_[key]] = foreseen_rank(key), requeue(where_[key]);
     for (const int32_t slot : protected_now_)
       if (blocked_[slot] & kProtected) {
         blocked_[slot] &= ~kProtected;
-        if (served_at_[slot] != step) rank_[slot] = foreseen_rank(key_of(slot));
+        rank_[slot] = foreseen_rank(key_of(slot));
         requeue(slot);
       }
     protected_now_.clear();
@@ -425,9 +447,8 @@ class Simulator {
   const PolicyInputs& in_;
   CachePlan* plan_;
   const int64_t L_, E_;
-  int64_t tick_ = 0, now_ = 0;
-  int64_t horizon_now_ = 0;  // predictive: in_.predicted->horizon[now_]
-  bool scan_ = false;        // not Lru: victims by scanning the layer's slots, no heaps
+  int64_t tick_ = 0;
+  int key_shift_ = 0;  // kScan: the rank's place in a key
   CacheStats stats_;
   // Per slot.
   std::vector<int32_t> layer_, expert_;
@@ -436,23 +457,35 @@ class Simulator {
   std::vector<uint32_t> used_since_fetch_;
   std::vector<uint32_t> blocked_;           // kPinned | kProtected
   std::vector<int64_t> pin_use_;            // the lookup that pinned the slot
-  std::vector<int64_t> served_at_;          // predictive: the step that last served the slot
+  std::vector<uint64_t> key_;               // kScan: (rank, last use, slot in the layer) | kBlockedBit
   std::vector<int32_t> prev_, next_;        // Lru: list neighbours (then one sentinel per group)
   std::vector<int64_t> pos_;                // heaps: index in its layer's heap, -1 when out
   std::vector<std::vector<int32_t>> heap_;  // heaps: per layer
   // Per key (layer * E + expert).
-  std::vector<int32_t> where_;           // its slot, -1 when not resident
-  std::vector<int64_t> count_;           // Lfu, predictive: lookups served so far
-  std::vector<int64_t> next_foreseen_;   // predictive: first predicted step after the current one
-  std::vector<int64_t> next_use_;        // Belady, per lookup: the index of the key's next lookup
-  std::vector<int64_t> later_foreseen_;  // predictive, per predicted use: the key's next predicted step
-  std::vector<int64_t> next_free_;       // per group: slots taken so far
-  std::vector<int32_t> protected_now_;   // predictive: slots protected for the next layer
+  std::vector<int32_t> where_;             // its slot, -1 when not resident
+  std::vector<int64_t> count_;             // Lfu, predictive: lookups served so far
+  std::vector<uint64_t> popularity_rank_;  // Static
+  std::vector<int64_t> next_use_;          // Belady, per lookup: the index of the key's next lookup
+  std::vector<int64_t> next_free_;         // per group: slots taken so far
+  // Predictive.
+  int64_t horizon_now_ = 0;              // the current step's horizon
+  int64_t foreseen_top_ = 0;             // a use foreseen at step n ranks foreseen_top_ - n
+  std::vector<int64_t> next_foreseen_;   // per key: its first predicted step after the current one
+  int64_t table_first_ = 0;              // the window's first predicted use
+  int64_t table_end_ = 0;                // the window's horizon (at most the last step + 1)
+  std::vector<int64_t> later_foreseen_;  // per predicted use of the window: the key's next one
+  std::vector<int32_t> protected_now_;   // slots protected for the next layer
 };
 
 template <Policy P>
 CacheStats replay(const LookupStream& lookups, const CacheSpec& spec, const PolicyInputs& inputs, CachePlan* plan) {
-  return Simulator<P>(lookups, spec, inputs, plan).run();
+  if constexpr (P != Policy::Lru) {
+    const int rank_bits =
+        std::bit_width(static_cast<uint64_t>(lookups.lookups() + lookups.steps() + spec.layers * spec.experts));
+    if (spec.per_layer && spec.capacity <= kScanCapacity && rank_bits + scan_key_shift(lookups, spec, inputs) < 64)
+      return Simulator<P, true>(lookups, spec, inputs, plan).run();
+  }
+  return Simulator<P, false>(lookups, spec, inputs, plan).run();
 }
 
 }  // namespace
