@@ -3,7 +3,6 @@
 #include "workloads/compress/quantize.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -46,16 +45,10 @@ void with_block_kind(QuantKind k, F&& f) {
   }
 }
 
-/// The 256 code values of a block kind (quant::code_value), looked up instead of converted per element.
-template <int KIND>
-const std::array<float, 256>& code_values() {
-  static const std::array<float, 256> t = [] {
-    std::array<float, 256> a{};
-    for (int i = 0; i < 256; ++i) a[i] = quant::code_value<KIND>(static_cast<uint8_t>(i));
-    return a;
-  }();
-  return t;
-}
+constexpr int64_t kTile = 8192;  // elements: 32 KiB of fp32 stay in L1 between widening and coding
+
+/// The elements of a tile: about kTile, a multiple of `unit` (a block quantiser's block).
+int64_t tile_elements(int64_t unit) { return std::max<int64_t>(1, kTile / unit) * unit; }
 
 /// Calls f(x, begin, len) for consecutive tiles of the tensor's elements as fp32: the tensor's own memory in
 /// one tile when it is aligned fp32, else tiles widened into a buffer, each a multiple of `unit` elements (a
@@ -66,13 +59,30 @@ void for_each_tile(TensorView in, int64_t unit, F&& f) {
   if (n == 0) return;
   if (in.dtype == DType::F32 && reinterpret_cast<uintptr_t>(in.data) % alignof(float) == 0)
     return f(reinterpret_cast<const float*>(in.data), int64_t{0}, n);
-  constexpr int64_t kTile = 8192;  // elements: 32 KiB of fp32 stay in L1 between widening and coding
-  const int64_t tile = std::max<int64_t>(1, kTile / unit) * unit;
+  const int64_t tile = tile_elements(unit);
   std::vector<float> buf(static_cast<size_t>(std::min(tile, n)));
   for (int64_t begin = 0; begin < n; begin += tile) {
     const int64_t len = std::min(tile, n - begin);
     quant_kernels::widen(in.dtype, in.data + static_cast<size_t>(begin) * dtype_size(in.dtype), len, buf.data());
     f(static_cast<const float*>(buf.data()), begin, len);
+  }
+}
+
+/// The decoding twin of for_each_tile: f(x, begin, len) writes the fp32 values of consecutive tiles, in the
+/// tensor's own memory when it is aligned fp32, else in a buffer narrowed into it.
+template <typename F>
+void for_each_out_tile(MutableTensorView out, int64_t unit, F&& f) {
+  const int64_t n = out.count;
+  if (n == 0) return;
+  const bool direct = out.dtype == DType::F32 && reinterpret_cast<uintptr_t>(out.data) % alignof(float) == 0;
+  const int64_t tile = tile_elements(unit);
+  std::vector<float> buf(direct ? 0 : static_cast<size_t>(std::min(tile, n)));
+  for (int64_t begin = 0; begin < n; begin += tile) {
+    const int64_t len = std::min(tile, n - begin);
+    float* x = direct ? reinterpret_cast<float*>(out.data) + begin : buf.data();
+    f(x, begin, len);
+    if (!direct)
+      quant_kernels::narrow(out.dtype, x, len, out.data + static_cast<size_t>(begin) * dtype_size(out.dtype));
   }
 }
 
@@ -143,7 +153,9 @@ class QuantCodec final : public Codec {
       case QuantKind::CastBf16: {
         const uint8_t* src = r.take(2 * static_cast<size_t>(n), "bf16 values");
         r.expect_end();
-        for (int64_t i = 0; i < n; ++i) store_float(out.data, out.dtype, i, load_float(src, DType::BF16, i));
+        for_each_out_tile(out, 1, [&](float* x, int64_t begin, int64_t len) {
+          quant_kernels::widen(DType::BF16, src + 2 * begin, len, x);
+        });
         break;
       }
       case QuantKind::CastFp16: {
@@ -151,13 +163,14 @@ class QuantCodec final : public Codec {
         if (k < -1000 || k > 1000) r.fail("scale exponent " + std::to_string(k) + " is out of range");
         const uint8_t* src = r.take(2 * static_cast<size_t>(n), "fp16 values");
         r.expect_end();
-        if (k >= -126 && k <= 126) {  // 2^-k is a normal float: one correctly rounded product, the same as ldexp
-          const float inv = std::ldexp(1.0f, -k);
-          for (int64_t i = 0; i < n; ++i) store_float(out.data, out.dtype, i, load_float(src, DType::F16, i) * inv);
-        } else {
-          for (int64_t i = 0; i < n; ++i)
-            store_float(out.data, out.dtype, i, std::ldexp(load_float(src, DType::F16, i), -k));
-        }
+        for_each_out_tile(out, 1, [&](float* x, int64_t begin, int64_t len) {
+          if (k >= -126 && k <= 126) {  // 2^-k is a normal float: one correctly rounded product, as ldexp's
+            quant_kernels::widen_fp16_scaled(src + 2 * begin, len, std::ldexp(1.0f, -k), x);
+          } else {
+            quant_kernels::widen(DType::F16, src + 2 * begin, len, x);
+            for (int64_t i = 0; i < len; ++i) x[i] = std::ldexp(x[i], -k);
+          }
+        });
         break;
       }
       default: with_block_kind(kind_, [&](auto kind) { decode_blocks<decltype(kind)::value>(r, out); }); break;
@@ -199,14 +212,9 @@ class QuantCodec final : public Codec {
              " scales and " + std::to_string(n) + " codes need " + std::to_string(4 * blocks + n));
     const uint8_t* scales = r.take(4 * blocks, "scales");
     const uint8_t* codes = r.take(n, "codes");
-    const std::array<float, 256>& values = code_values<KIND>();
-    for (uint64_t blk = 0; blk < blocks; ++blk) {
-      float scale;
-      std::memcpy(&scale, scales + 4 * blk, 4);
-      const uint64_t begin = blk * b, end = std::min<uint64_t>(n, begin + b);
-      for (uint64_t i = begin; i < end; ++i)
-        store_float(out.data, out.dtype, static_cast<int64_t>(i), quant::scaled(values[codes[i]], scale));
-    }
+    for_each_out_tile(out, b, [&](float* x, int64_t begin, int64_t len) {
+      quant_kernels::decode_blocks<KIND>(scales + 4 * (begin / b), codes + begin, len, b, x);
+    });
   }
 
   QuantKind kind_;

@@ -3,6 +3,7 @@
 // kernels were vectorised (golden hashes), and decode them to the same bytes, on awkward sizes and values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <random>
@@ -75,11 +76,14 @@ std::vector<uint8_t> encode_at(Simd level, Codec& codec, TensorView in) {
   return test_util::encode(codec, in);
 }
 
-std::vector<uint8_t> decode_at(Simd level, Codec& codec, const std::vector<uint8_t>& stream, TensorView like) {
+/// The decoding of `stream` into a tensor like `like` with the kernels capped at `level`, written `offset` bytes
+/// into its buffer (1: a misaligned fp32 output, decoded through a buffer).
+std::vector<uint8_t> decode_at(Simd level, Codec& codec, const std::vector<uint8_t>& stream, TensorView like,
+                               size_t offset = 0) {
   ScopedSimdLimit limit(level);
-  std::vector<uint8_t> out(like.bytes());
-  codec.decompress(stream, MutableTensorView{out.data(), like.count, like.dtype});
-  return out;
+  std::vector<uint8_t> out(like.bytes() + offset);
+  codec.decompress(stream, MutableTensorView{out.data() + offset, like.count, like.dtype});
+  return {out.begin() + static_cast<std::ptrdiff_t>(offset), out.end()};
 }
 
 TEST(CompressSimdPaths, TheLimitForcesThePortablePathAndIsRestored) {
@@ -106,7 +110,70 @@ TEST(CompressSimdPaths, LossyStreamsEqualThePortablePathOnAwkwardSizes) {
           std::vector<uint8_t> shifted(x.data.size() + 1);
           if (n > 0) std::memcpy(shifted.data() + 1, x.data.data(), x.data.size());
           EXPECT_EQ(encode_at(Simd::avx2, *codec, {shifted.data() + 1, n, t}), portable) << codec->name() << " n " << n;
+          const auto decoded = decode_at(Simd::scalar, *codec, portable, x.view());
+          EXPECT_EQ(decode_at(Simd::avx2, *codec, portable, x.view()), decoded) << codec->name() << " n " << n;
+          EXPECT_EQ(decode_at(Simd::avx2, *codec, portable, x.view(), 1), decoded) << codec->name() << " n " << n;
         }
+      }
+    }
+  }
+}
+
+/// The stream header of a lossy codec (quantize.hpp) for n elements of dtype t, then `payload`.
+std::vector<uint8_t> quant_stream(QuantKind kind, DType t, uint64_t n, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> s(kQuantHeaderBytes + payload.size());
+  std::memcpy(s.data(), &kQuantMagic, 4);
+  s[4] = static_cast<uint8_t>(kind);
+  s[5] = static_cast<uint8_t>(t);
+  std::memcpy(s.data() + 8, &n, 8);
+  std::copy(payload.begin(), payload.end(), s.begin() + kQuantHeaderBytes);
+  return s;
+}
+
+/// Appends x's little-endian bytes.
+template <typename T>
+void put_le(std::vector<uint8_t>& v, T x) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&x);
+  v.insert(v.end(), p, p + sizeof x);
+}
+
+TEST(CompressSimdPaths, LossyDecodersEqualThePortablePathOnEveryCodeAndScale) {
+  if (simd_level() < Simd::avx2) GTEST_SKIP() << "this CPU has no AVX2: only the portable path runs";
+  // Blocks of every code (each at least twice; the last block short) under scales no encoder writes too: ±0,
+  // ±Inf, NaNs, subnormals, FLT_MAX; every bf16 value; every fp16 value under scale exponents of both paths.
+  constexpr uint32_t kScales[] = {0x3F800000u, 0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                                  0xFFA00001u, 0x00000001u, 0x007FFFFFu, 0x7F7FFFFFu, 0xBC23D70Au, 0x3A83126Fu};
+  constexpr int64_t kBlock = 512 + 3;
+  constexpr int64_t kCount = kBlock * static_cast<int64_t>(std::size(kScales)) - 7;
+  for (QuantKind kind : {QuantKind::Int8Block, QuantKind::Fp8E4M3, QuantKind::Fp8E5M2}) {
+    std::vector<uint8_t> payload;
+    put_le(payload, static_cast<uint32_t>(kBlock));
+    for (uint32_t scale : kScales) put_le(payload, scale);
+    for (int64_t i = 0; i < kCount; ++i) payload.push_back(static_cast<uint8_t>(i * 7 + i / kBlock));
+    auto codec = make_quant_codec(kind, kBlock);
+    for (DType t : kDtypes) {
+      const auto stream = quant_stream(kind, t, kCount, payload);
+      const TensorView like{nullptr, kCount, t};
+      const auto portable = decode_at(Simd::scalar, *codec, stream, like);
+      EXPECT_EQ(decode_at(Simd::avx2, *codec, stream, like), portable) << codec->name() << " " << to_string(t);
+      EXPECT_EQ(decode_at(Simd::avx2, *codec, stream, like, 1), portable) << codec->name() << " " << to_string(t);
+    }
+  }
+  constexpr int64_t kHalves = 65536 + 5;
+  std::vector<uint8_t> halves;  // every 16-bit pattern (40503 is odd), then five more
+  for (uint32_t h = 0; h < kHalves; ++h) put_le(halves, static_cast<uint16_t>(h * 40503u));
+  for (QuantKind kind : {QuantKind::CastBf16, QuantKind::CastFp16}) {
+    auto codec = make_quant_codec(kind, 1);
+    const bool fp16 = kind == QuantKind::CastFp16;  // the one with a scale exponent
+    for (int32_t k : fp16 ? std::vector<int32_t>{0, 14, -126, 126, -127, 127, 163, -1000} : std::vector<int32_t>{0}) {
+      std::vector<uint8_t> payload;
+      if (fp16) put_le(payload, k);
+      payload.insert(payload.end(), halves.begin(), halves.end());
+      for (DType t : kDtypes) {
+        const auto stream = quant_stream(kind, t, kHalves, payload);
+        const TensorView like{nullptr, kHalves, t};
+        EXPECT_EQ(decode_at(Simd::avx2, *codec, stream, like), decode_at(Simd::scalar, *codec, stream, like))
+            << codec->name() << " k " << k << " " << to_string(t);
       }
     }
   }
