@@ -2,11 +2,13 @@
 // decoded in parallel. A chunk's streams are decoded four at a time in lockstep (independent dependency
 // chains) with a multi-symbol lookup table, into a chunk-sized symbol buffer merged with the raw bytes.
 // Fast loops run only while every read and write is provably in bounds; a checked tail finishes each
-// stream and verifies it ends exactly in its last byte with zero padding.
+// stream and verifies it ends exactly in its last byte with zero padding. The stream decoding is also
+// compiled for AVX2 and BMI2, chosen at run time (util/simd.hpp).
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "util/simd.hpp"
 #include "workloads/compress/exponent_detail.hpp"
 
 namespace mlsb::compress {
@@ -68,35 +70,64 @@ int64_t safe_rounds(const Cursor& c, int peek) {
   return std::min<int64_t>(static_cast<int64_t>((limit - 64 - c.bitpos) / (4 * peek) + 1), (c.end - c.out) / 16);
 }
 
-// Decodes N streams in lockstep (independent dependency chains) while every one is far from its end.
+// A stream's moving state in the fast loop, passed by value so that it lives in registers: its bit
+// position counted from a base shared by the lanes, and its next symbol.
+struct Lane {
+  uint64_t bit;
+  uint8_t* out;
+};
+
+[[gnu::always_inline]] inline Lane to_lane(const Cursor& c, const uint8_t* base) {
+  return Lane{8 * static_cast<uint64_t>(c.in - base) + c.bitpos, c.out};
+}
+[[gnu::always_inline]] inline void from_lane(Cursor& c, Lane l, const uint8_t* base) {
+  c.bitpos = l.bit - 8 * static_cast<uint64_t>(c.in - base);
+  c.out = l.out;
+}
+
+// Four lookups from one 64-bit read.
+[[gnu::always_inline]] inline Lane decode_round(Lane l, const uint8_t* base, const uint64_t* table, int shift) {
+  uint64_t buf = load_be64(base + (l.bit >> 3)) << (l.bit & 7);
+  uint64_t used = 0;
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t e = table[buf >> shift];
+    const auto syms = static_cast<uint32_t>(e >> 32);
+    std::memcpy(l.out, &syms, 4);
+    l.out += (e >> 8) & 0xFF;
+    buf <<= e & 63;
+    used += e & 63;
+  }
+  l.bit += used;
+  return l;
+}
+
+// Decodes N (1..4) streams in lockstep (independent dependency chains) while every one is far from its
+// end. The lanes are separate variables: in an array they would stay in memory, where every symbol
+// store might alias them.
 template <int N>
-void decode_fast(Cursor* cs, const DecodeTable& t) {
+[[gnu::always_inline]] inline void decode_fast(Cursor* cs, const DecodeTable& t) {
   const uint64_t* table = t.entry.data();
   const int shift = 64 - t.peek;
+  const uint8_t* base = cs[0].in;  // streams follow one another
   for (;;) {
     int64_t rounds = INT64_MAX;
     for (int s = 0; s < N; ++s) rounds = std::min(rounds, safe_rounds(cs[s], t.peek));
     if (rounds == 0) return;
-    Cursor c[N];
-    std::copy(cs, cs + N, c);
+    Lane l0 = to_lane(cs[0], base), l1{}, l2{}, l3{};
+    if constexpr (N > 1) l1 = to_lane(cs[1], base);
+    if constexpr (N > 2) l2 = to_lane(cs[2], base);
+    if constexpr (N > 3) l3 = to_lane(cs[3], base);
     for (int64_t r = 0; r < rounds; ++r) {
-#pragma GCC unroll 4
-      for (int s = 0; s < N; ++s) {
-        uint64_t buf = load_be64(c[s].in + (c[s].bitpos >> 3)) << (c[s].bitpos & 7);
-        uint64_t used = 0;
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const uint64_t e = table[buf >> shift];
-          const auto syms = static_cast<uint32_t>(e >> 32);
-          std::memcpy(c[s].out, &syms, 4);
-          c[s].out += (e >> 8) & 0xFF;
-          buf <<= e & 63;
-          used += e & 63;
-        }
-        c[s].bitpos += used;
-      }
+      l0 = decode_round(l0, base, table, shift);
+      if constexpr (N > 1) l1 = decode_round(l1, base, table, shift);
+      if constexpr (N > 2) l2 = decode_round(l2, base, table, shift);
+      if constexpr (N > 3) l3 = decode_round(l3, base, table, shift);
     }
-    std::copy(c, c + N, cs);
+    from_lane(cs[0], l0, base);
+    if constexpr (N > 1) from_lane(cs[1], l1, base);
+    if constexpr (N > 2) from_lane(cs[2], l2, base);
+    if constexpr (N > 3) from_lane(cs[3], l3, base);
   }
 }
 
@@ -125,6 +156,45 @@ void decode_tail(Cursor& c, const DecodeTable& t) {
                      std::to_string(c.bytes) + " bytes");
   if ((c.bitpos & 7) != 0 && (c.in[c.bytes - 1] & (0xFFu >> (c.bitpos & 7))) != 0)
     throw CodecError("padding bits are not zero");
+}
+
+// Decodes the rest of stream `s` of chunk `ch`; errors name both.
+[[gnu::always_inline]] inline void finish_stream(Cursor& c, const DecodeTable& t, int64_t ch, int64_t s) {
+  decode_fast<1>(&c, t);
+  try {
+    decode_tail(c, t);
+  } catch (const CodecError& e) {
+    fail("chunk " + std::to_string(ch) + " stream " + std::to_string(s) + ": " + e.what());
+  }
+}
+
+// Decodes a chunk's streams: four at a time in lockstep, then each to its end.
+[[gnu::always_inline]] inline void decode_streams_body(Cursor* cs, int64_t streams, const DecodeTable& t, int64_t ch) {
+  int64_t s = 0;
+  for (; s + 4 <= streams; s += 4) {
+    decode_fast<4>(cs + s, t);
+    for (int k = 0; k < 4; ++k) finish_stream(cs[s + k], t, ch, s + k);
+  }
+  if (streams - s == 3) decode_fast<3>(cs + s, t);
+  if (streams - s == 2) decode_fast<2>(cs + s, t);
+  for (; s < streams; ++s) finish_stream(cs[s], t, ch, s);
+}
+
+// The same code compiled for AVX2 and BMI2 (shifts by a register without the CL register) where the CPU has them.
+void decode_streams_portable(Cursor* cs, int64_t streams, const DecodeTable& t, int64_t ch) {
+  decode_streams_body(cs, streams, t, ch);
+}
+#ifdef MLSB_SIMD_X86
+MLSB_TARGET_AVX2 void decode_streams_avx2(Cursor* cs, int64_t streams, const DecodeTable& t, int64_t ch) {
+  decode_streams_body(cs, streams, t, ch);
+}
+#endif
+
+void decode_streams(Cursor* cs, int64_t streams, const DecodeTable& t, int64_t ch) {
+#ifdef MLSB_SIMD_X86
+  if (simd_level() >= Simd::avx2) return decode_streams_avx2(cs, streams, t, ch);
+#endif
+  decode_streams_portable(cs, streams, t, ch);
 }
 
 template <typename E>
@@ -165,22 +235,7 @@ void decompress_typed(std::span<const uint8_t> in, const ExponentContainer& c, M
         cs[s] = Cursor{in.data() + c.stream_begin[i], c.stream_begin[i + 1] - c.stream_begin[i], 0,
                        sym.data() + g.stream_begin(n, s), sym.data() + g.stream_begin(n, s + 1)};
       }
-      auto finish = [&](int64_t s) {
-        decode_fast<1>(cs + s, table);
-        try {
-          decode_tail(cs[s], table);
-        } catch (const CodecError& e) {
-          fail("chunk " + std::to_string(ch) + " stream " + std::to_string(s) + ": " + e.what());
-        }
-      };
-      int64_t s = 0;
-      for (; s + 4 <= g.streams; s += 4) {
-        decode_fast<4>(cs + s, table);
-        for (int k = 0; k < 4; ++k) finish(s + k);
-      }
-      if (g.streams - s == 3) decode_fast<3>(cs + s, table);
-      if (g.streams - s == 2) decode_fast<2>(cs + s, table);
-      for (; s < g.streams; ++s) finish(s);
+      decode_streams(cs, g.streams, table, ch);
     }
     merge(E{}, sym.data(), raw + begin * E::kRaw, n, out.data + begin * kSize);
   });

@@ -71,16 +71,27 @@ template <typename E>
     // The next block streams in from memory while this one is coded.
     // (An address, not a pointer: past the tensor's end it is only a hint, which never faults.)
     const uintptr_t ahead = reinterpret_cast<uintptr_t>(src) + static_cast<uintptr_t>(block + kBlock) * sizeof(typename E::U);
-    for (const int64_t fast = std::min(m, n - 64 - block); j + 4 <= fast; j += 4) {
+    for (const int64_t fast = std::min(m, n - 64 - block); j + 8 <= fast; j += 8) {
       __builtin_prefetch(reinterpret_cast<const void*>(ahead + static_cast<uintptr_t>(j) * sizeof(typename E::U)));
-      uint16_t i0, i1;
-      std::memcpy(&i0, sym + j, 2);
-      std::memcpy(&i1, sym + j + 2, 2);
-      const uint32_t a = pair[i0], b = pair[i1];
-      flags |= a | b;
-      const unsigned len = (a + b) & 63;  // at most 48
-      acc = (acc << len) | (uint64_t{a >> 8} << (b & 63)) | (b >> 8);
-      bits += len;
+      uint16_t i[4];
+      std::memcpy(i, sym + j, 8);
+      const uint32_t a = pair[i[0]], b = pair[i[1]], c = pair[i[2]], d = pair[i[3]];
+      const uint32_t sab = a + b, scd = c + d;  // bits 6-7 count the missing flags of two entries
+      flags |= sab | scd;
+      const unsigned ab = sab & 63, cd = scd & 63;  // four codes each: at most 48 bits
+      const uint64_t vab = (uint64_t{a >> 8} << (b & 63)) | (b >> 8), vcd = (uint64_t{c >> 8} << (d & 63)) | (d >> 8);
+      if (ab + cd <= 56) [[likely]] {  // eight codes at once: bits stays <= 63
+        acc = (acc << (ab + cd)) | (vab << cd) | vcd;
+        bits += ab + cd;
+      } else {
+        acc = (acc << ab) | vab;
+        bits += ab;
+        store_be64(p, (acc << 1) << (63 - bits));
+        p += bits >> 3;
+        bits &= 7;
+        acc = (acc << cd) | vcd;
+        bits += cd;
+      }
       store_be64(p, (acc << 1) << (63 - bits));  // bits may be 0 when a code is missing
       p += bits >> 3;
       bits &= 7;
@@ -94,7 +105,7 @@ template <typename E>
     }
   }
   if (bits > 0) *p++ = static_cast<uint8_t>(acc << (8 - bits));
-  missing |= flags & kMissing;
+  missing |= (flags & 3 * kMissing) != 0 ? kMissing : 0;
   return static_cast<size_t>(p - dst);
 }
 
