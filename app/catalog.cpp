@@ -132,7 +132,7 @@ std::string catalog_text(const nlohmann::json& c) {
       for (const auto& e : w["examples"]) o << "      mlsysbench " << e.get<std::string>() << "\n";
     }
   }
-  o << "\nSuites:\n";
+  if (!c["suites"].empty()) o << "\nSuites:\n";
   for (const auto& s : c["suites"]) {
     o << "  " << s["name"].get<std::string>();
     if (s.contains("error")) o << "  INVALID: " << s["error"].get<std::string>();

@@ -26,7 +26,7 @@ struct SuiteParser {
   }
 
   void only_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) const {
-    if (!obj.is_object()) error(where, "expected an object");
+    if (!obj.is_object()) error(where.empty() ? "top level" : where, "expected an object");
     for (const auto& [k, v] : obj.items())
       if (!allowed.count(k)) {
         error(where.empty() ? k : where + "." + k,
@@ -89,6 +89,9 @@ struct SuiteParser {
         given[axis_name] = std::move(texts);
       }
     }
+    if (const auto names = runnable_names(); std::find(names.begin(), names.end(), workload) == names.end())
+      error(where + ".workload",
+            "unknown workload '" + workload + "' (known: " + join(names, ", ") + ")" + did_you_mean(workload, names));
     std::vector<WorkloadEntry> resolved;
     try {
       resolved = resolve_alias(workload, given);
@@ -105,13 +108,7 @@ struct SuiteParser {
     }
     std::vector<SuiteEntry> out;
     for (auto& r : resolved) {
-      std::unique_ptr<Workload> w;
-      try {
-        w = make_workload(r.workload);
-      } catch (const std::invalid_argument& ex) {
-        error(where + ".workload", ex.what());
-      }
-      const auto info = w->info();
+      const auto info = make_workload(r.workload)->info();
       for (const auto& [axis_name, texts] : r.params) {
         const std::string at = where + ".params." + axis_name;
         const Axis* axis = info.find_axis(axis_name);

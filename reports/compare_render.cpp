@@ -97,6 +97,7 @@ std::string run_name(const RunRecord& r) {
 }
 
 std::string tally(const Comparison& cmp) {
+  if (cmp.metrics.empty()) return "no case ok in both runs: nothing was compared";
   int counts[4] = {0, 0, 0, 0};
   for (const auto& m : cmp.metrics) ++counts[static_cast<int>(m.verdict)];
   return std::to_string(counts[0]) + " better, " + std::to_string(counts[1]) + " worse, " + std::to_string(counts[2]) +

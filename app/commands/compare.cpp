@@ -103,12 +103,15 @@ Command add_compare_command(CLI::App& app) {
   compare->add_flag("--strict-env", args->strict_env,
                     "exit 3 when the baseline's machine key, GPU driver, CUDA runtime, build type or flags differ");
   compare->add_option("--threshold", args->options.threshold, "relative change that counts (default 0.05 = 5%)")
+      ->check(CLI::Number)
       ->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", args->options.alpha, "significance level of the Mann-Whitney U test (default 0.05)")
+      ->check(CLI::Number)
       ->check(CLI::Range(0.0, 1.0));
   compare
       ->add_option("--run-noise", args->options.run_noise,
                    "run-to-run noise assumed without --history: a smaller change is noisy (default 0.25)")
+      ->check(CLI::Number)
       ->check(CLI::Range(0.0, 10.0));
   compare->add_flag("--fail-on-regression", args->fail_on_regression,
                     "exit 1 when a primary metric got worse, a case ok in the base failed or timed out, "

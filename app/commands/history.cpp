@@ -55,10 +55,11 @@ Command add_history_command(CLI::App& app) {
   history->add_option("--machine", hq.machine,
                       "auto (the newest matching run's machine key) or a key (mlsysbench env)");
   history->add_option("--branch", hq.branch, "auto (the newest matching run's branch) or a branch");
-  history->add_option("--last", hq.last, "only the newest N runs (default all)")->check(CLI::NonNegativeNumber);
+  history->add_option("--last", hq.last, "only the newest N runs (default all)")->check(CLI::Range(0, 1000000));
   history->add_flag("--detect", args->detect, "find steps (change points) and the regressions still standing");
   history
       ->add_option("--threshold", args->steps.threshold, "relative step below which it is no regression (default 0.05)")
+      ->check(CLI::Number)
       ->check(CLI::Range(0.0, 10.0));
   history->add_flag("--fail-on-regression", args->fail_on_regression,
                     "(implies --detect) exit 1 when a primary metric has a regression still standing");

@@ -172,8 +172,8 @@ Command add_run_command(CLI::App& app) {
   run->add_option("target", args->target, "suite name, suite file (*.json) or workload name")->required();
   run->add_option("-p,--param", args->axis_specs, "axis override, axis=v1,v2 (repeatable); e.g. -p agent=oracle");
   run->add_option("--repetitions", args->repetitions, "measured samples per case (fixes min and max samples)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--warmup", args->warmup, "untimed warm-up samples per case")->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(1, 1000000));
+  run->add_option("--warmup", args->warmup, "untimed warm-up samples per case")->check(CLI::Range(0, 1000000));
   const CLI::Validator finite_positive(
       [](std::string& v) {
         const double d = std::strtod(v.c_str(), nullptr);

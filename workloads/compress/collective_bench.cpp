@@ -6,13 +6,14 @@
 #include "backends/comm/bandwidth.hpp"
 #include "backends/comm/communicator.hpp"
 #include "backends/cuda/device_buffer.hpp"
-#include "util/clock.hpp"
+#include "harness/axes.hpp"
 #include "harness/registry.hpp"
+#include "util/clock.hpp"
+#include "workloads/compress/case_setup.hpp"
 #include "workloads/compress/collectives/compressed_collective.hpp"
 #include "workloads/compress/error_metrics.hpp"
-#include "workloads/compress/link_model.hpp"
-#include "workloads/compress/case_setup.hpp"
 #include "workloads/compress/family.hpp"
+#include "workloads/compress/link_model.hpp"
 
 namespace mlsb::compress {
 namespace {

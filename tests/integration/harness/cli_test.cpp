@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 using test::shell_quote;
@@ -224,6 +225,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto nothing = test::run_cli(db + "compare base other --fail-on-regression");
   EXPECT_EQ(nothing.exit_code, 1);
   EXPECT_THAT(nothing.err, HasSubstr("nothing was compared"));
+  EXPECT_THAT(nothing.out, AllOf(HasSubstr("nothing was compared"), Not(HasSubstr("regression: no"))));
   EXPECT_EQ(test::run_cli(db + "db rm other").exit_code, 0);
   const auto ls = test::run_cli(db + "db ls");
   EXPECT_THAT(ls.out, AllOf(HasSubstr("smoke"), HasSubstr("base"), HasSubstr("cand")));

@@ -123,9 +123,12 @@ TEST(HarnessSuite, MalformedSuitesNameFileAndKey) {
     EXPECT_THAT(err, HasSubstr(expected)) << text;
   };
   check("{\"cases\": [", "not valid JSON");
-  check("[]", "expected an object");
+  check("[]", "top level: expected an object");
   check(R"({"cases": []})", "cases");
-  check(R"({"cases": [{"workload": "nope"}]})", "cases[0].workload");
+  check(R"({"cases": [{"workload": "nope"}]})", "cases[0].workload: unknown workload 'nope'");
+  check(R"({"cases": [{"workload": "test_countr"}]})", "did you mean 'test_counter'");
+  // The known names include the aliases a suite may use (a family's old workload name).
+  check(R"({"cases": [{"workload": "nope"}]})", "compress, compress.codec");
   check(R"({"cases": [{"workload": "test_counter", "params": {"topk": 2}}]})", "cases[0].params.topk");
   check(R"({"cases": [{"workload": "test_counter", "params": {"size": "big"}}]})", "cases[0].params.size");
   check(R"({"cases": [{"workload": "test_counter", "params": {"size": []}}]})", "empty list");
