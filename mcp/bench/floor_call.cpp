@@ -27,14 +27,14 @@ class LineReader {
   explicit LineReader(int fd) : fd_(fd) {}
   /// The next line without its newline. Throws std::runtime_error at the end of stdout.
   std::string next() {
-    for (size_t nl; (nl = buffer_.find('\n')) == std::string::npos;) {
+    size_t nl;
+    while ((nl = buffer_.find('\n')) == std::string::npos) {
       char chunk[65536];
       const ssize_t n = ::read(fd_, chunk, sizeof chunk);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw std::runtime_error("the server closed its stdout");
       buffer_.append(chunk, static_cast<size_t>(n));
     }
-    const size_t nl = buffer_.find('\n');
     std::string line = buffer_.substr(0, nl);
     buffer_.erase(0, nl + 1);
     return line;
