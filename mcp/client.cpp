@@ -88,11 +88,11 @@ class SessionClient final : public Client {
   }
 
   /// The `result` of a request; throws McpError (malformed()) when it is not an object.
-  json request(const std::string& method, const json& params) {
-    return request(method, params, options_.request_timeout);
+  json request(const std::string& method, json params) {
+    return request(method, std::move(params), options_.request_timeout);
   }
-  json request(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
-    json result = session_.request(method, params, timeout);
+  json request(const std::string& method, json params, std::chrono::milliseconds timeout) {
+    json result = session_.request(method, std::move(params), timeout);
     if (!result.is_object()) malformed(method, "the result is not an object", result);
     return result;
   }

@@ -9,9 +9,9 @@ namespace mlsb::mcp::jsonrpc {
 
 using nlohmann::json;
 
-json request(int64_t id, const std::string& method, const json& params) {
+json request(int64_t id, const std::string& method, json params) {
   json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-  if (!params.is_null()) m["params"] = params;
+  if (!params.is_null()) m["params"] = std::move(params);
   return m;
 }
 

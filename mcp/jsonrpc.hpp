@@ -17,7 +17,7 @@ inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
 
 /// A request; `params` is omitted when null.
-nlohmann::json request(int64_t id, const std::string& method, const nlohmann::json& params);
+nlohmann::json request(int64_t id, const std::string& method, nlohmann::json params);
 /// A notification (no id); `params` is omitted when null.
 nlohmann::json notification(const std::string& method, const nlohmann::json& params);
 /// A success response echoing `id`.

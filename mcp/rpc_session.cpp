@@ -39,7 +39,7 @@ RpcSession::RpcSession(std::unique_ptr<Transport> transport, WarningSink warn,
 
 RpcSession::~RpcSession() { close(); }
 
-json RpcSession::request(const std::string& method, const json& params, std::chrono::milliseconds timeout) {
+json RpcSession::request(const std::string& method, json params, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pending = std::make_shared<Pending>();
   int64_t id = 0;
@@ -54,7 +54,7 @@ json RpcSession::request(const std::string& method, const json& params, std::chr
     pending_.erase(id);
   };
   try {
-    transport_->send(jsonrpc::request(id, method, params), timeout);
+    transport_->send(jsonrpc::request(id, method, std::move(params)), timeout);
   } catch (...) {
     forget();
     throw;

@@ -36,8 +36,7 @@ class RpcSession {
   /// TimeoutError (no response within `timeout`, sending included; a late response is then logged and
   /// dropped), McpError (connection ended or closed, before or while waiting; a malformed response, e.g. an
   /// error object whose `code` is not an integer or whose `message` is not a string, naming what is wrong).
-  nlohmann::json request(const std::string& method, const nlohmann::json& params,
-                         std::chrono::milliseconds timeout);
+  nlohmann::json request(const std::string& method, nlohmann::json params, std::chrono::milliseconds timeout);
   /// Sends a notification. Throws McpError when the connection is gone.
   void notify(const std::string& method, const nlohmann::json& params, std::chrono::milliseconds timeout);
   Transport& transport() { return *transport_; }

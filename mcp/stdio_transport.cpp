@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
-#include <ctime>
+#include <utility>
 
 #include "mcp/command_lookup.hpp"
 #include "mcp/jsonrpc.hpp"
@@ -25,6 +28,8 @@ constexpr auto kStderrDrain = std::chrono::milliseconds(100);
 /// at most about twice this for its answer.
 constexpr auto kIdleHandover = std::chrono::milliseconds(20);
 constexpr size_t kChunk = 65536;
+/// What each descriptor of the epoll set is, in its event's data.
+constexpr uint32_t kStdoutTag = 0, kStderrTag = 1, kWakeTag = 2, kInterruptTag = 3;
 }  // namespace
 
 StdioTransport::StdioTransport(const ServerSpec& spec) : spec_(spec), warn_(spec.name, spec.stderr_log) {
@@ -52,6 +57,19 @@ void StdioTransport::start(MessageHandler on_message, CloseHandler on_close) {
     throw McpError("server '" + spec_.name + "': " + e.what());
   }
   stderr_fd_ = child_->stderr_fd();
+  // The leader waits on one epoll set registered here once: a round then costs no registration on each
+  // descriptor (ppoll's), only the wait. Level-triggered: what a round leaves unread wakes the next.
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) throw McpError("server '" + spec_.name + "': epoll_create1 failed");
+  for (const auto& [fd, tag] : {std::pair{child_->stdout_fd(), kStdoutTag}, std::pair{stderr_fd_, kStderrTag},
+                               std::pair{wake_[0], kWakeTag}, std::pair{interrupt_fd_, kInterruptTag}}) {
+    if (fd < 0) continue;  // stderr not piped
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = tag;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
+      throw McpError("server '" + spec_.name + "': epoll_ctl failed");
+  }
   background_ = std::thread([this] { background_loop(); });
 }
 
@@ -111,7 +129,7 @@ void StdioTransport::close() noexcept {
     followers_.wait(lock, [&] { return !leading_; });  // no handler runs after close() returns
   }
   if (background_.joinable()) background_.join();
-  for (int fd : {wake_[0], wake_[1], interrupt_fd_}) {
+  for (int fd : {wake_[0], wake_[1], interrupt_fd_, epoll_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -163,26 +181,31 @@ void StdioTransport::background_loop() {
 }
 
 StdioTransport::Round StdioTransport::read_round(std::optional<std::chrono::steady_clock::time_point> deadline) {
-  // poll() skips a negative descriptor: stderr when it is not piped, or once it has ended.
-  pollfd fds[4] = {
-      {child_->stdout_fd(), POLLIN, 0}, {stderr_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
-  timespec left{};
+  // Milliseconds rounded up: a round never ends before the deadline only to start another.
+  int timeout_ms = -1;
   if (deadline) {
-    const auto ns =
-        std::max<int64_t>(0, std::chrono::nanoseconds(*deadline - std::chrono::steady_clock::now()).count());
-    left = {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    const auto ns = std::chrono::nanoseconds(*deadline - std::chrono::steady_clock::now()).count();
+    timeout_ms = static_cast<int>(std::clamp<int64_t>((ns + 999999) / 1000000, 0, INT_MAX));
   }
-  const int ready = ::ppoll(fds, 4, deadline ? &left : nullptr, nullptr);
+  epoll_event events[4];
+  const int ready = ::epoll_wait(epoll_fd_, events, 4, timeout_ms);
   if (ready < 0 && errno != EINTR) {
     stdout_ended();
     return Round::over;
   }
-  if (ready <= 0) return Round::nothing;
-  if (fds[2].revents) return Round::over;  // close() took over: no handler runs after it
-  if (fds[1].revents && !pump_stderr(stderr_fd_)) stderr_fd_ = -1;
-  if (!fds[0].revents) return Round::nothing;
+  bool out = false, err = false;
+  for (int i = 0; i < ready; ++i) {
+    if (events[i].data.u32 == kWakeTag) return Round::over;  // close() took over: no handler runs after it
+    out |= events[i].data.u32 == kStdoutTag;
+    err |= events[i].data.u32 == kStderrTag;
+  }
+  if (err && !pump_stderr(stderr_fd_)) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, stderr_fd_, nullptr);  // it ended: a hung-up pipe stays ready
+    stderr_fd_ = -1;
+  }
+  if (!out) return Round::nothing;
   char chunk[kChunk];
-  const ssize_t n = ::read(fds[0].fd, chunk, sizeof chunk);
+  const ssize_t n = ::read(child_->stdout_fd(), chunk, sizeof chunk);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return Round::nothing;
   if (n <= 0) {
     stdout_ended();

@@ -44,7 +44,7 @@ class StdioTransport final : public Transport {
   /// interrupted); or the stream is over (stdout ended or overflowed: on_close_ has run; or close()).
   enum class Round { read, nothing, over };
   /// Leads one round with `lock` (on read_mu_, held by the caller) released meanwhile: waits until
-  /// `deadline` (none: forever) for the server's stdout or stderr, an interrupt or close(); reads one
+  /// `deadline` (none: forever) for the server's stdout or stderr, an interrupt or close() (epoll_fd_); reads one
   /// chunk and delivers its whole lines. Then ends the leadership and wakes the followers.
   void lead_one_round(std::unique_lock<std::mutex>& lock,
                       std::optional<std::chrono::steady_clock::time_point> deadline);
@@ -68,6 +68,7 @@ class StdioTransport final : public Transport {
   CloseHandler on_close_;
   int wake_[2] = {-1, -1};  ///< a pipe that interrupts every poll() for good at close
   int interrupt_fd_ = -1;   ///< an eventfd that ends the leader's current round (interrupt_leader())
+  int epoll_fd_ = -1;       ///< what the leader waits on: stdout, stderr (when piped), wake_[0], interrupt_fd_
   std::thread background_;
   bool closed_ = false;
 

@@ -6,17 +6,29 @@
 namespace mlsb {
 
 nlohmann::json parse_json_limited(std::string_view text, int max_depth) {
-  // The callback sees each value's depth as the parser (iterative) reaches it; refusing early keeps
-  // both the parse and every later recursive copy or destruction of the value bounded.
-  nlohmann::json::parser_callback_t depth_guard = [max_depth](int depth, nlohmann::json::parse_event_t event,
-                                                              nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start ||
-         event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= max_depth)
-      throw std::length_error("JSON nesting deeper than " + std::to_string(max_depth) + " levels");
-    return true;
-  };
-  return nlohmann::json::parse(text, depth_guard);
+  // The nesting is checked before parsing, in one pass over the bytes (brackets outside strings), so
+  // that both the parse and every later recursive copy or destruction of the value stay bounded; the
+  // parse itself is then nlohmann's plain one (its callback parser costs a std::function call and a
+  // keep-stack push per value).
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        throw std::length_error("JSON nesting deeper than " + std::to_string(max_depth) + " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return nlohmann::json::parse(text);
 }
 
 std::string json_syntax_error(const nlohmann::json::parse_error& e) {
