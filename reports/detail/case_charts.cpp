@@ -23,6 +23,18 @@ constexpr TradeOff kTradeOffs[] = {
     {"compress_gbps", "ratio", "compression ratio against compression throughput"},
 };
 
+// Metrics drawn against an axis besides the primary one when cases sweep it, with the case at a
+// reference value of another axis as a dashed line (metric and axis names: the workloads' READMEs).
+struct SweptMetric {
+  const char* axis;
+  const char* metric;
+  const char* reference_axis;
+  const char* reference_value;
+};
+constexpr SweptMetric kSweptMetrics[] = {
+    {"chunks", "exposed_comm_ms", "overlap", "none"},  // moe_train.layer: the communication chunking hides
+};
+
 // A time and the times it is made of, drawn as stacked bars.
 struct Breakdown {
   const char* total;
@@ -60,30 +72,61 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
   for (const auto& [axis, vals] : values) {
     if (vals.size() < 3) continue;
     const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
-    // (primary metric, the other axes that vary, by value) -> points
-    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> series;
-    std::map<std::pair<std::string, std::string>, std::string> units;
+    struct Series {
+      std::vector<std::pair<double, double>> points;
+      std::string unit;
+      const CaseRecord* any = nullptr;  // one of its cases: the others' axes for the reference
+      const SweptMetric* swept = nullptr;
+    };
+    // (metric, the other axes that vary, by value) -> its series
+    std::map<std::pair<std::string, std::string>, Series> series;
     for (const CaseRecord* c : g.cases) {
       if (!c->params.contains(axis) || !c->params[axis].is_number()) continue;
-      const SummaryRow* s = ok_summary(*c, c->primary_metric);
-      if (!s) continue;
       std::string others;
       for (const auto& [k, v] : c->params.items())
         if (k != axis && seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + param_text(v);
-      const std::pair key{c->primary_metric, others};
-      series[key].push_back({c->params[axis].get<double>(), s->stats.median});
-      units[key] = s->unit;
+      auto add = [&](const std::string& metric, const SweptMetric* swept) {
+        const SummaryRow* s = ok_summary(*c, metric);
+        if (!s) return;
+        Series& line = series[{metric, others}];
+        line.points.push_back({c->params[axis].get<double>(), s->stats.median});
+        line.unit = s->unit;
+        line.any = c;
+        line.swept = swept;
+      };
+      add(c->primary_metric, nullptr);
+      for (const SweptMetric& m : kSweptMetrics)
+        if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, &m);
     }
-    for (auto& [key, points] : series) {
-      if (points.size() < 3) continue;
-      std::sort(points.begin(), points.end());
+    for (auto& [key, line] : series) {
+      if (line.points.size() < 3) continue;
+      std::sort(line.points.begin(), line.points.end());
       const auto& [metric, others] = key;
-      const std::string caption = metric_with_unit(metric, units[key]) + " against " + axis +
-                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others);
       XyOptions options;
       options.log2_x = log_x;
-      out += html_figure(caption, line_chart_svg(g.workload + " " + caption, axis, metric_with_unit(metric, units[key]),
-                                                 points, options));
+      std::string reference;
+      if (line.swept) {
+        // The schedule without the axis's effect: the case at the reference value that matches the
+        // series on every other axis.
+        const SweptMetric& m = *line.swept;
+        for (const CaseRecord* c : g.cases) {
+          if (!c->params.contains(m.reference_axis) || param_text(c->params[m.reference_axis]) != m.reference_value)
+            continue;
+          bool same = true;
+          for (const auto& [k, v] : line.any->params.items())
+            if (k != axis && k != m.reference_axis && c->params.value(k, nlohmann::json()) != v) same = false;
+          const SummaryRow* s = same ? ok_summary(*c, metric) : nullptr;
+          if (!s) continue;
+          reference = std::string(m.reference_axis) + "=" + m.reference_value;
+          options.marks.push_back({s->stats.median, reference});
+          break;
+        }
+      }
+      const std::string caption = metric_with_unit(metric, line.unit) + " against " + axis +
+                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others) +
+                                  (reference.empty() ? "" : "; dashed: " + reference);
+      out += html_figure(caption, line_chart_svg(g.workload + " " + caption, axis, metric_with_unit(metric, line.unit),
+                                                 line.points, options));
     }
   }
 }

@@ -156,6 +156,34 @@ TEST(SweepCharts, OnePerSweptAxisAndSeries) {
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("against codec")));
 }
 
+// Exposed communication is drawn against chunks beside the primary metric, with the overlap=none case of
+// the same other axes as a dashed reference line; a case with other axes is no reference.
+TEST(SweepCharts, ExposedCommunicationAgainstChunksWithTheUnoverlappedCase) {
+  RunData d;
+  d.run.uuid = "u";
+  auto add = [&](const std::string& overlap, int chunks, int tokens, double step, double exposed) {
+    d.cases.push_back(test::make_case("moe_train.layer", {{"overlap", overlap}, {"chunks", chunks}, {"tokens", tokens}},
+                                      {{"step_ms", {step, step}}, {"exposed_comm_ms", {exposed, exposed}}}));
+    d.cases.back().primary_metric = "step_ms";
+    for (auto& s : d.cases.back().summaries) s.unit = "ms";
+  };
+  add("none", 1, 64, 900, 149.5);
+  add("none", 1, 32, 450, 77.25);  // other tokens: not the reference of the tokens=64 line
+  for (const auto& [chunks, exposed] : std::vector<std::pair<int, double>>{{1, 45.5}, {2, 37.5}, {4, 16.5}, {8, 24.5}})
+    add("chunked", chunks, 64, 600, exposed);
+  const std::string html = render(d, Format::Html);
+  const std::string caption =
+      "exposed_comm_ms (ms) against chunks, overlap=chunked,tokens=64; dashed: overlap=none</figcaption>";
+  const size_t at = html.find(caption);
+  ASSERT_NE(at, std::string::npos) << html;
+  const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+  EXPECT_THAT(svg, testing::HasSubstr("overlap=none"));
+  EXPECT_THAT(svg, testing::HasSubstr("149.5"));
+  EXPECT_THAT(svg, testing::Not(testing::HasSubstr("77.25")));
+  EXPECT_THAT(html,
+              testing::HasSubstr("<figcaption>step_ms (ms) against chunks, overlap=chunked,tokens=64</figcaption>"));
+}
+
 // A workload's charts come before its full tables: a Pareto scatter when cases record a trade-off, a
 // stacked bar per time breakdown, and bar charts on a log scale when the medians span 10x or more.
 TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {
