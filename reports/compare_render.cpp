@@ -198,14 +198,17 @@ std::string comparison_md(const Comparison& cmp, bool all) {
   std::string out = "# mlsysbench comparison\n\n- base: " + md_escape(run_name(cmp.base)) +
                     "\n- candidate: " + md_escape(run_name(cmp.cand)) + "\n- " + md_escape(settings(cmp)) + "\n\n";
   const auto metrics = shown(cmp, all, /*worst_first=*/!all);
-  if (!all) out += std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) +
-                   " rows: primary metrics that changed, worst first (--all for every row).\n\n";
-  out += "|";
+  if (!all)
+    out += std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) +
+           " rows: primary metrics that changed, worst first (--all for every row).\n\n";
   const auto head = header(cmp);
-  for (const auto& h : head) out += " " + h + " |";
-  out += "\n|";
-  for (size_t i = 0; i < head.size(); ++i) out += i >= 2 && i != 5 && i + 1 != head.size() ? " ---: |" : " --- |";
-  out += "\n";
+  if (!metrics.empty()) {  // a table of no rows is a header alone: the line above says it all
+    out += "|";
+    for (const auto& h : head) out += " " + h + " |";
+    out += "\n|";
+    for (size_t i = 0; i < head.size(); ++i) out += i >= 2 && i != 5 && i + 1 != head.size() ? " ---: |" : " --- |";
+    out += "\n";
+  }
   for (const auto& r : rows(cmp, metrics)) {
     out += "|";
     for (const auto& cell : r) out += " " + md_escape(cell) + " |";

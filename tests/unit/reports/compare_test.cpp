@@ -170,6 +170,13 @@ TEST(CompareTest, SingleSampleRowsAreMarkedInEveryRendering) {
                                          one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0}));
   EXPECT_EQ(render_comparison(tested, "text").find("--repetitions"), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(render_comparison(tested, "json"))["metrics"][0]["significance"], "u-test");
+  // Nothing changed: the Markdown says so and draws no empty table.
+  const Comparison same =
+      compare_runs(one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}), one_case_run("b", {10, 10.2, 9.9, 10.1, 10.0}));
+  const std::string same_md = render_comparison(same, "md");
+  EXPECT_NE(same_md.find("0 of 1 rows: primary metrics that changed"), std::string::npos) << same_md;
+  EXPECT_EQ(same_md.find("| case |"), std::string::npos) << same_md;
+  EXPECT_NE(render_comparison(same, "md", true).find("| case |"), std::string::npos);
 }
 
 TEST(CompareTest, MatchesOnParamsKeyButShowsDisplayNames) {
