@@ -334,27 +334,25 @@ MLSB_TARGET_AVX2 void cast_fp16(const float* x, int64_t n, float first, float se
 }  // namespace avx2
 #endif
 
-bool use_avx2() { return simd_level() >= Simd::avx2; }
-
 }  // namespace
 
 void widen(DType t, const uint8_t* in, int64_t n, float* out) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::widen(t, in, n, out);
+  if (simd_level() >= Simd::avx2) return avx2::widen(t, in, n, out);
 #endif
   portable::widen(t, in, n, out);
 }
 
 void widen_fp16_scaled(const uint8_t* in, int64_t n, float scale, float* out) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::widen_fp16_scaled(in, n, scale, out);
+  if (simd_level() >= Simd::avx2) return avx2::widen_fp16_scaled(in, n, scale, out);
 #endif
   portable::widen_fp16_scaled(in, n, scale, out);
 }
 
 float finite_absmax(const float* x, int64_t n) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::finite_absmax(x, n);
+  if (simd_level() >= Simd::avx2) return avx2::finite_absmax(x, n);
 #endif
   return portable::finite_absmax(x, n);
 }
@@ -362,7 +360,7 @@ float finite_absmax(const float* x, int64_t n) {
 template <int KIND>
 void encode_blocks(const float* x, int64_t n, int64_t block, uint8_t* scales, uint8_t* codes) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::encode_blocks<KIND>(x, n, block, scales, codes);
+  if (simd_level() >= Simd::avx2) return avx2::encode_blocks<KIND>(x, n, block, scales, codes);
 #endif
   portable::encode_blocks<KIND>(x, n, block, scales, codes);
 }
@@ -373,7 +371,7 @@ template void encode_blocks<5>(const float*, int64_t, int64_t, uint8_t*, uint8_t
 template <int KIND>
 void decode_blocks(const uint8_t* scales, const uint8_t* codes, int64_t n, int64_t block, float* out) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::decode_blocks<KIND>(scales, codes, n, block, out);
+  if (simd_level() >= Simd::avx2) return avx2::decode_blocks<KIND>(scales, codes, n, block, out);
 #endif
   portable::decode_blocks<KIND>(scales, codes, n, block, out);
 }
@@ -383,14 +381,14 @@ template void decode_blocks<5>(const uint8_t*, const uint8_t*, int64_t, int64_t,
 
 void cast_bf16(const float* x, int64_t n, uint8_t* dst) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::cast_bf16(x, n, dst);
+  if (simd_level() >= Simd::avx2) return avx2::cast_bf16(x, n, dst);
 #endif
   portable::cast_bf16(x, n, dst);
 }
 
 void cast_fp16(const float* x, int64_t n, float first, float second, uint8_t* dst) {
 #ifdef MLSB_SIMD_X86
-  if (use_avx2()) return avx2::cast_fp16(x, n, first, second, dst);
+  if (simd_level() >= Simd::avx2) return avx2::cast_fp16(x, n, first, second, dst);
 #endif
   portable::cast_fp16(x, n, first, second, dst);
 }
