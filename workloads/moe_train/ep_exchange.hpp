@@ -1,0 +1,72 @@
+#pragma once
+// The all-to-alls of the expert-parallel layer, timed and with the modelled link waited out: blocking ones
+// (overlap=none, and the token counts of both schedules), and the chunked pipeline of overlap.hpp that runs
+// dispatch, the experts and combine with non-blocking all-to-allv.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backends/comm/communicator.hpp"
+#include "util/clock.hpp"
+#include "workloads/moe_train/overlap.hpp"
+
+namespace mlsb::moe_train {
+
+/// Seconds of communication, summed since the last reset.
+struct CommTimes {
+  double comm_s = 0;     ///< communicating: each blocking call, and each non-blocking one from its start until
+                         ///< its completion is seen (at a poll between experts or at its wait)
+  double blocked_s = 0;  ///< inside communication calls (starts, polls, waits): what the step could not hide
+};
+
+/// Communication of one layer over `comm` (every rank calls the same sequence). With an active link
+/// model, an all-to-all completes no earlier than its start plus LinkModel::alltoallv_s of its byte
+/// counts: the calling thread waits out the rest (in slices that watch the communicator's cancel flag).
+/// Throws comm::CommError (cancelled: "cancelled") like the communicator.
+class EpExchange {
+ public:
+  EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times)
+      : comm_(comm), link_(link), times_(times) {}
+
+  /// Blocking alltoallv (Communicator's contract), timed, the link waited out.
+  void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
+  /// Blocking alltoall of `count` int64 per rank pair, timed, the link waited out.
+  void alltoall_i64(const int64_t* send, int64_t* recv, size_t count);
+  /// Blocking allgather of `count` int64 per rank, timed, the link waited out (as an all-to-all that sends
+  /// every peer the same block).
+  void allgather_i64(const int64_t* send, int64_t* recv, size_t count);
+  /// Runs `body` (blocking communication the link model does not cover: gradient allreduce), timed.
+  void timed(const std::function<void()>& body);
+
+  /// One chunked exchange of rows of `row_bytes` bytes (overlap=chunked). `out` holds this rank's rows by
+  /// global expert (row r of global expert e at `expert_offsets[e] + r`); `in` receives the rows of this
+  /// rank's experts in the layout `local_offsets` gives (expert j's rows from source 0, then 1, ...).
+  /// `compute(j)` runs local expert j once its rows are in `in` and writes its rows of `results` (laid
+  /// out as `in`), which travel home into `back` (laid out as `out`). Step i: start dispatch i+1, finish
+  /// dispatch i, compute step i's experts (polling what is in flight between them), start combine i,
+  /// finish combine i-1.
+  void chunked(const ChunkPlan& plan, size_t row_bytes, const void* out, std::span<const int64_t> expert_offsets,
+               void* in, std::span<const int64_t> local_offsets, const std::function<void(int64_t)>& compute,
+               const void* results, void* back);
+
+ private:
+  struct InFlight {
+    std::unique_ptr<comm::CommRequest> req;
+    Clock::time_point start, ready;  // ready: start + the modelled link time
+    Clock::time_point arrived_at;    // when the transport was first seen complete
+    bool arrived = false, done = true;
+  };
+  InFlight start(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
+  void poll(InFlight& op);
+  void finish(InFlight& op);
+  void wait_until(Clock::time_point t);  // the modelled link's wait, watching the cancel flag
+
+  comm::Communicator& comm_;
+  comm::LinkModel link_;
+  CommTimes& times_;
+  std::vector<unsigned char> stage_out_, stage_in_, back_out_, back_in_;
+};
+
+}  // namespace mlsb::moe_train
