@@ -88,6 +88,11 @@ class Communicator {
   /// MPI_Ialltoallv, which Open MPI progresses inside MPI calls (test() and wait() among them).
   virtual std::unique_ptr<CommRequest> ialltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                                                   std::span<const size_t> recv_bytes);
+  /// Lets the library move non-blocking operations in flight forward without waiting for them: Open MPI
+  /// progresses them only inside MPI calls, so a thread computing for long holds up its peers. Safe to call
+  /// from a second thread while the first one computes or tests (mpi: MPI_Iprobe under
+  /// MPI_THREAD_MULTIPLE). The default does nothing (local and nccl have nothing to progress on the host).
+  virtual void progress() {}
   /// buf (count elements) of rank `root` is copied to every rank.
   virtual void broadcast(void* buf, size_t count, ElemType type, int root) = 0;
   /// Sends send_bytes to rank `dst` while receiving recv_bytes from rank `src` (ring steps).

@@ -1,6 +1,7 @@
 #include "workloads/moe_train/ep_exchange.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -18,6 +19,29 @@ const unsigned char* cbytes(const void* p) { return static_cast<const unsigned c
 void copy(void* to, const void* from, size_t n) {
   if (n) std::memcpy(to, from, n);
 }
+
+// While it lives, a thread calls comm.progress() every 200 us, so what is in flight moves on while this
+// rank computes (without it a peer waits for this rank's next poll between experts).
+class ProgressThread {
+ public:
+  explicit ProgressThread(comm::Communicator& comm)
+      : thread_([this, &comm] {
+          while (!stop_.load(std::memory_order_relaxed)) {
+            comm.progress();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+          }
+        }) {}
+  ~ProgressThread() {
+    stop_ = true;
+    thread_.join();
+  }
+  ProgressThread(const ProgressThread&) = delete;
+  ProgressThread& operator=(const ProgressThread&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -169,6 +193,7 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
     }
   };
 
+  const ProgressThread progress(comm_);
   start_dispatch(0);
   for (int64_t i = 0; i < C; ++i) {
     if (i + 1 < C) start_dispatch(i + 1);
