@@ -14,8 +14,7 @@ double LinkModel::seconds(double bytes, size_t messages) const {
   return transfer_s(bytes, gbps) + static_cast<double>(messages) * latency_s;
 }
 
-double LinkModel::alltoallv_s(std::span<const size_t> send_bytes, std::span<const size_t> recv_bytes,
-                              int rank) const {
+double LinkModel::alltoallv_s(std::span<const size_t> send_bytes, std::span<const size_t> recv_bytes, int rank) const {
   double sent = 0, received = 0;
   for (size_t r = 0; r < send_bytes.size(); ++r)
     if (static_cast<int>(r) != rank) sent += static_cast<double>(send_bytes[r]);

@@ -312,8 +312,8 @@ class MpiCommunicator final : public Communicator {
       q.check(MPI_Ialltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, comm_, q.next()));
     } else {
       if (send_bytes[rank_] != recv_bytes[rank_])
-        throw CommError("mpi " + std::string(q.what) + ": this rank sends itself " +
-                        std::to_string(send_bytes[rank_]) + " bytes but expects " + std::to_string(recv_bytes[rank_]));
+        throw CommError("mpi " + std::string(q.what) + ": this rank sends itself " + std::to_string(send_bytes[rank_]) +
+                        " bytes but expects " + std::to_string(recv_bytes[rank_]));
       for (int r = 0; r < size_; ++r)
         if (r != rank_)
           exchange(q, cbytes(send) + sdispl[r], send_bytes[r], r, bytes(recv) + rdispl[r], recv_bytes[r], r);

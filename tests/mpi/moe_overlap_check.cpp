@@ -32,8 +32,13 @@ int main() {
   auto comm = mlsb::comm::make_communicator("mpi");
   const int P = comm->size(), r = comm->rank();
   int bad = 0;
-  struct Capacity { double factor; DropPolicy drop; const char* name; };
-  const Capacity capacities[] = {{0, DropPolicy::Probs, "dropless"}, {1, DropPolicy::Probs, "cf1-probs"},
+  struct Capacity {
+    double factor;
+    DropPolicy drop;
+    const char* name;
+  };
+  const Capacity capacities[] = {{0, DropPolicy::Probs, "dropless"},
+                                 {1, DropPolicy::Probs, "cf1-probs"},
                                  {0.5, DropPolicy::Position, "cf0.5-position"}};
   for (RouterKind router : {RouterKind::TopkSoftmax, RouterKind::SoftmaxTopk, RouterKind::Sigmoid})
     for (const Capacity& cap : capacities)

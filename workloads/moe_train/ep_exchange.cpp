@@ -52,39 +52,31 @@ void EpExchange::wait_until(Clock::time_point t) {
   }
 }
 
-void EpExchange::alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
-                           std::span<const size_t> recv_bytes) {
+void EpExchange::blocking(const std::function<void()>& call, std::span<const size_t> send_bytes,
+                          std::span<const size_t> recv_bytes) {
   const auto t0 = Clock::now();
-  comm_.alltoallv(send, send_bytes, recv, recv_bytes);
+  call();
   wait_until(t0 + as_duration(link_.alltoallv_s(send_bytes, recv_bytes, comm_.rank())));
   const double dt = seconds_since(t0);
   times_.comm_s += dt, times_.blocked_s += dt;
 }
 
+void EpExchange::alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                           std::span<const size_t> recv_bytes) {
+  blocking([&] { comm_.alltoallv(send, send_bytes, recv, recv_bytes); }, send_bytes, recv_bytes);
+}
+
 void EpExchange::alltoall_i64(const int64_t* send, int64_t* recv, size_t count) {
-  const auto t0 = Clock::now();
-  comm_.alltoall(send, recv, count, comm::ElemType::I64);
   const std::vector<size_t> block(comm_.size(), count * sizeof(int64_t));
-  wait_until(t0 + as_duration(link_.alltoallv_s(block, block, comm_.rank())));
-  const double dt = seconds_since(t0);
-  times_.comm_s += dt, times_.blocked_s += dt;
+  blocking([&] { comm_.alltoall(send, recv, count, comm::ElemType::I64); }, block, block);
 }
 
 void EpExchange::allgather_i64(const int64_t* send, int64_t* recv, size_t count) {
-  const auto t0 = Clock::now();
-  comm_.allgather(send, recv, count, comm::ElemType::I64);
   const std::vector<size_t> block(comm_.size(), count * sizeof(int64_t));
-  wait_until(t0 + as_duration(link_.alltoallv_s(block, block, comm_.rank())));
-  const double dt = seconds_since(t0);
-  times_.comm_s += dt, times_.blocked_s += dt;
+  blocking([&] { comm_.allgather(send, recv, count, comm::ElemType::I64); }, block, block);
 }
 
-void EpExchange::timed(const std::function<void()>& body) {
-  const auto t0 = Clock::now();
-  body();
-  const double dt = seconds_since(t0);
-  times_.comm_s += dt, times_.blocked_s += dt;
-}
+void EpExchange::timed(const std::function<void()>& body) { blocking(body, {}, {}); }
 
 EpExchange::InFlight EpExchange::start(const void* send, std::span<const size_t> send_bytes, void* recv,
                                        std::span<const size_t> recv_bytes) {
@@ -166,8 +158,8 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
       for (int64_t j = 0, at = 0; j < L; at += plan.rows(s, me, j), ++j) {
         const int64_t lo = std::max(a, at), hi = std::min(a + n, at + plan.rows(s, me, j));
         if (lo < hi)
-          copy(bytes(in) + (local_offsets[j] + first[s * L + j] + lo - at) * row_bytes,
-                      from + (lo - a) * row_bytes, (hi - lo) * row_bytes);
+          copy(bytes(in) + (local_offsets[j] + first[s * L + j] + lo - at) * row_bytes, from + (lo - a) * row_bytes,
+               (hi - lo) * row_bytes);
       }
       from += n * row_bytes;
     }

@@ -58,6 +58,9 @@ class EpExchange {
     Clock::time_point arrived_at;    // when the transport was first seen complete
     bool arrived = false, done = true;
   };
+  // Runs `call`, waits out the modelled link for these byte counts, and times both.
+  void blocking(const std::function<void()>& call, std::span<const size_t> send_bytes,
+                std::span<const size_t> recv_bytes);
   InFlight start(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
   void poll(InFlight& op);
   void finish(InFlight& op);

@@ -76,8 +76,7 @@ template void experts_forward(const ExpertWeights<float>&, const float*, std::sp
 template void experts_forward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, double*,
                               ExpertCache<double>&, int, GemmStats&, int64_t, int64_t);
 template void experts_backward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, const float*,
-                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&, int64_t,
-                               int64_t);
+                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&, int64_t, int64_t);
 template void experts_backward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, const double*,
                                ExpertCache<double>&, double*, ExpertWeights<double>&, int, GemmStats&, int64_t,
                                int64_t);

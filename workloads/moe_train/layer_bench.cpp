@@ -8,16 +8,16 @@
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
 #include "backends/cuda/device.hpp"
-#include "util/clock.hpp"
-#include "util/peak_memory.hpp"
 #include "harness/axes.hpp"
 #include "harness/registry.hpp"
-#include "workloads/moe_train/flops.hpp"
-#include "workloads/moe_train/gpu_layer.hpp"
-#include "workloads/moe_train/layer_check.hpp"
+#include "util/clock.hpp"
+#include "util/peak_memory.hpp"
 #include "workloads/moe_train/case_config.hpp"
 #include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
+#include "workloads/moe_train/flops.hpp"
+#include "workloads/moe_train/gpu_layer.hpp"
+#include "workloads/moe_train/layer_check.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 #include "workloads/moe_train/overlap_check.hpp"
 
@@ -68,9 +68,10 @@ class LayerBench final : public Workload {
     w.axes.push_back(float_axis("link_latency_us", {0.0}, "modelled link: latency per message, microseconds", 0, 1e9));
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "comm_ms",
-                                "compute_ms", "exposed_comm_ms", "overlap_efficiency", "tokens_per_s", "model_tflops", "mfu", "peak_tflops",
-                                "expert_gemm_tflops", "expert_gemm_peak_ratio", "peak_memory_mb", "load_imbalance",
-                                "dropped_fraction", "aux_loss", "z_loss", "objective"});
+                                "compute_ms", "exposed_comm_ms", "overlap_efficiency", "tokens_per_s",
+                                "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
+                                "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
+                                "objective"});
     w.primary_metric = "step_ms";
     w.examples = {
         "run moe_train.layer -p experts=8,16,32,64",
@@ -103,8 +104,9 @@ class LayerBench final : public Workload {
     }
     const bool overlapped = ep_.overlap == Overlap::Chunked || ep_.link.active();
     if (state.backend() == "cuda" && overlapped)
-      state.skip("overlap, link_gbps: overlapped and modelled-link expert parallelism run on the cpu backend (the cuda "
-                 "layer is single-GPU and communicates nothing)");
+      state.skip(
+          "overlap, link_gbps: overlapped and modelled-link expert parallelism run on the cpu backend (the cuda "
+          "layer is single-GPU and communicates nothing)");
     if (ranks == 1 && overlapped)
       state.warn("one rank: nothing is communicated, so overlap and link_gbps change nothing (run under mpirun)");
     tokens_ = state.get_int("tokens");

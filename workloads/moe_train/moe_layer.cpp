@@ -7,8 +7,8 @@
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
-#include "util/parallel.hpp"
 #include "harness/workload.hpp"
+#include "util/parallel.hpp"
 #include "workloads/moe_train/init.hpp"
 
 namespace mlsb::moe_train {
@@ -170,7 +170,8 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
     wire_ops_->chunked(
         chunks_, h * sizeof(T), xp_.data(), plan_.offsets, xe_.data(), local_offsets_,
         [&](int64_t j) {
-          experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j, j + 1);
+          experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
+                          j + 1);
         },
         ye_.data(), yp_.data());
   }

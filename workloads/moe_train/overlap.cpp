@@ -34,7 +34,8 @@ ChunkPlan plan_chunks(std::vector<int64_t> counts, int ranks, int rank, int64_t 
   p.send_begin_.resize((C + 1) * ranks), p.recv_begin_.resize((C + 1) * ranks);
   for (int r = 0; r < ranks; ++r) {
     const int64_t out = block(rank, r), in = block(r, rank);
-    for (int64_t c = 0; c <= C; ++c) p.send_begin_[c * ranks + r] = out * c / C, p.recv_begin_[c * ranks + r] = in * c / C;
+    for (int64_t c = 0; c <= C; ++c)
+      p.send_begin_[c * ranks + r] = out * c / C, p.recv_begin_[c * ranks + r] = in * c / C;
   }
   p.first_expert_.resize(ranks * (C + 1));
   for (int d = 0; d < ranks; ++d) {

@@ -16,8 +16,8 @@ bool same(const V& a, const V& b) {
 }  // namespace
 
 template <typename T>
-std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads,
-                                    const EpOptions& ep, uint64_t seed, const T* x, const T* dy, int64_t tokens) {
+std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads, const EpOptions& ep,
+                                    uint64_t seed, const T* x, const T* dy, int64_t tokens) {
   EpOptions quiet = ep;
   quiet.link = {};
   MoeLayer<T> none(config, &comm, threads), chunked(config, &comm, threads, quiet);

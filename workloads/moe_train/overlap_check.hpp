@@ -17,7 +17,7 @@ namespace mlsb::moe_train {
 /// local expert computed and the drops. "" when all are identical on every rank, else the first
 /// difference seen by this rank (or that another rank saw one). T is float or double.
 template <typename T>
-std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads,
-                                    const EpOptions& ep, uint64_t seed, const T* x, const T* dy, int64_t tokens);
+std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads, const EpOptions& ep,
+                                    uint64_t seed, const T* x, const T* dy, int64_t tokens);
 
 }  // namespace mlsb::moe_train

@@ -19,12 +19,18 @@ std::string mpirun_binary(int ranks) {
          "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe '" + test::binary().string() + "' ";
 }
 
+// `mlsysbench --db DB ARGS` on `ranks` Open MPI ranks.
+auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
+  return test::run_shell(mpirun_binary(ranks) + "--db '" + db.string() + "' " + args);
+}
+
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
-  const auto r = test::run_shell(mpirun_binary(4) + "--db '" + (dir / "r.db").string() + "' run moe_train "
-                                 "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
-                                 "-p capacity_factor=0,1 --repetitions 3");
+  const auto r = run_on_ranks(4, dir / "r.db",
+                              "run moe_train "
+                              "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
+                              "-p capacity_factor=0,1 --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << "experts=6 cases skip on 4 ranks, the rest pass\n" << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   const auto runs = store.list_runs();
@@ -64,8 +70,10 @@ TEST(MoeTrainMpi, ExpertParallelGradientsEqualOneRankWithEveryExpert) {
 TEST(MoeTrainMpi, ChunkedOverlapIsBitIdenticalToNoneForEveryRouterAndCapacity) {
   const fs::path check = fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / "moe_overlap_check";
   if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
-  const auto r = test::run_shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun -n 4 "
-                                 "--oversubscribe '" + check.string() + "'");
+  const auto r = test::run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun -n 4 "
+      "--oversubscribe '" +
+      check.string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   int ok = 0;
   for (size_t at = r.out.find(" ok router"); at != std::string::npos; at = r.out.find(" ok router", at + 1)) ++ok;
@@ -77,9 +85,10 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
   test::TempDir dir;
   // tokens=2: every rank receives at most a few rows, so 64 chunks outnumber them; the modelled link makes
   // every all-to-all take at least 0.2 ms.
-  const auto r = test::run_shell(mpirun_binary(4) + "--db '" + (dir / "r.db").string() + "' run moe_train.layer "
-                                 "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
-                                 "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
+  const auto r = run_on_ranks(4, dir / "r.db",
+                              "run moe_train.layer "
+                              "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
+                              "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   reports::Store store((dir / "r.db").string(), true);
   const auto run = store.load_run(store.list_runs()[0].id);
@@ -100,8 +109,9 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
 
 TEST(MoeTrainMpi, ChunkedOverlapOnOneRankRunsWithANote) {
   test::TempDir dir;
-  const auto r = test::run_cli(dir / "r.db", "run moe_train.layer -p hidden=16 -p ffn=16 -p tokens=64 "
-                                            "-p overlap=chunked -p chunks=8 --repetitions 1");
+  const auto r = test::run_cli(dir / "r.db",
+                               "run moe_train.layer -p hidden=16 -p ffn=16 -p tokens=64 "
+                               "-p overlap=chunked -p chunks=8 --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out + r.err, testing::HasSubstr("nothing is communicated"));
 }

@@ -1,13 +1,13 @@
 // The modelled link: bytes / bandwidth + latency per message, an all-to-all's share counted without the
 // rank's own block, and bad bandwidths or latencies named by their axis.
+#include "backends/comm/link_model.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <stdexcept>
 #include <vector>
-
-#include "backends/comm/link_model.hpp"
 
 namespace mlsb::comm {
 namespace {

@@ -1,13 +1,13 @@
 // The chunk plan of overlapped expert parallelism: chunks partition every rank pair's rows, an expert is
 // computed only once all of its rows have arrived, experts stay in order, more chunks than rows leave
 // chunks empty; and the options' bad values are errors naming the axis.
+#include "workloads/moe_train/overlap.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
 #include <stdexcept>
-
-#include "workloads/moe_train/overlap.hpp"
 
 namespace mlsb::moe_train {
 namespace {
