@@ -62,8 +62,8 @@ class LayerBench final : public Workload {
     w.axes.push_back(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into", 1,
                               static_cast<double>(kMaxChunks)));
     w.axes.push_back(float_axis("link_gbps", {0.0},
-                                "modelled link for the all-to-alls, GB/s per rank (waited out on top of the real "
-                                "transport); 0 = the real transport alone",
+                                "modelled link for the all-to-alls, GB/s per rank: each completes no earlier than "
+                                "bytes / bandwidth + latency per message after its start; 0 = the real transport alone",
                                 0, 1e6));
     w.axes.push_back(float_axis("link_latency_us", {0.0}, "modelled link: latency per message, microseconds", 0, 1e9));
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
