@@ -24,6 +24,14 @@ auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
   return test::run_shell(mpirun_binary(ranks) + "--db '" + db.string() + "' " + args);
 }
 
+// The one run stored in `db`.
+auto only_run(const fs::path& db) {
+  reports::Store store(db.string(), true);
+  const auto runs = store.list_runs();
+  EXPECT_EQ(runs.size(), 1u);
+  return store.load_run(runs.at(0).id);
+}
+
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
@@ -32,10 +40,7 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
                               "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
                               "-p capacity_factor=0,1 --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << "experts=6 cases skip on 4 ranks, the rest pass\n" << r.out << r.err;
-  reports::Store store((dir / "r.db").string(), true);
-  const auto runs = store.list_runs();
-  ASSERT_EQ(runs.size(), 1u);
-  const auto run = store.load_run(runs[0].id);
+  const auto run = only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 8u);
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.ranks, 4);
@@ -90,8 +95,7 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
                               "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
                               "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  reports::Store store((dir / "r.db").string(), true);
-  const auto run = store.load_run(store.list_runs()[0].id);
+  const auto run = only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 4u);
   for (const auto& c : run.cases) {
     ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
@@ -103,7 +107,9 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
     EXPECT_NEAR(m["compute_ms"] + m["exposed_comm_ms"], m["step_ms"], 1e-6 * m["step_ms"] + 1e-9);
     EXPECT_GE(m["overlap_efficiency"], 0);
     EXPECT_LE(m["overlap_efficiency"], 1);
-    if (c.params["overlap"] == "none") EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-9) << "nothing runs in flight";
+    if (c.params["overlap"] == "none") {
+      EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-9) << "nothing runs in flight";
+    }
   }
 }
 
