@@ -77,7 +77,7 @@ class LayerBench final : public Workload {
         "run moe_train.layer -p experts=8,16,32,64",
         "run moe_train.layer -p capacity_factor=1,1.25 -p drop_policy=probs,position",
         "run moe_train.layer -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
-        "run moe_train.layer -p overlap=none,chunked -p chunks=4 -p link_gbps=1  # under mpirun -n 2",
+        "run moe_train.layer -p overlap=none,chunked -p chunks=4 -p link_gbps=1",
     };
     w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.5, .max_noise = 0.03,
                 .max_time_s = 20, .timeout_s = 1200};
