@@ -1,14 +1,11 @@
 // Round-trip latency of tools/call through our MCP client over stdio.
 // Usage: bench_mcp_call WARMUP TOOL ARGS_JSON -- SERVER_ARGV...
-// Connects and makes WARMUP untimed calls, prints "ready"; then, for each line N read from stdin, makes N
-// timed calls and prints "done" (so that scripts/bench-mcp can interleave batches with the SDK client's).
-// At the end of stdin prints one line: "mlsysbench <calls> <median_us> <p95_us>" over all timed calls.
+// Connects, then follows the batch protocol of latency.hpp (run_batches) as client "mlsysbench", so that
+// scripts/bench-mcp can interleave its batches with the SDK client's and the floor's.
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <vector>
 
 #include "mcp/bench/latency.hpp"
 #include "mcp/client.hpp"
@@ -33,17 +30,8 @@ int main(int argc, char** argv) {
       if (result.is_error) throw mlsb::mcp::McpError("tool call failed: " + result.text());
       return std::chrono::duration<double, std::micro>(stop - start).count();
     };
-    for (int i = 0; i < warmup; ++i) call();
-    std::cout << "ready" << std::endl;
-    std::vector<double> us;
-    for (int batch; std::cin >> batch;) {
-      for (int i = 0; i < batch; ++i) us.push_back(call());
-      std::cout << "done" << std::endl;
-    }
+    mlsb::mcp::bench::run_batches("mlsysbench", warmup, call);
     client->close();
-    if (us.empty()) throw mlsb::mcp::McpError("no timed calls: stdin asked for none");
-    std::printf("mlsysbench %zu %.1f %.1f\n", us.size(), mlsb::mcp::bench::nearest_rank(us, 0.5),
-                mlsb::mcp::bench::nearest_rank(us, 0.95));
   } catch (const std::exception& e) {
     std::cerr << "bench_mcp_call: " << e.what() << "\n";
     return 1;

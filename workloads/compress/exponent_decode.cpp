@@ -1,6 +1,7 @@
 // The `exponent` decoder (format in exponent.hpp): the container is validated first, then chunks are
 // decoded in parallel. A chunk's streams are decoded four at a time in lockstep (independent dependency
-// chains) with a multi-symbol lookup table, into a chunk-sized symbol buffer merged with the raw bytes.
+// chains) with a multi-symbol lookup table, into a chunk-sized symbol buffer merged with the raw bytes
+// (with streaming stores when the output is far larger than the caches).
 // Fast loops run only while every read and write is provably in bounds; a checked tail finishes each
 // stream and verifies it ends exactly in its last byte with zero padding. The stream decoding is also
 // compiled for AVX2 and BMI2, chosen at run time (util/simd.hpp).
@@ -16,39 +17,41 @@ namespace {
 
 using namespace exponent_detail;
 
-// Multi-symbol decode table indexed by the next `peek` bits of a stream. Entry: bits 0-5 the bits its
-// symbols take, 8-15 how many symbols (1..4), 16-23 the first symbol's length, 32-63 the symbols
-// (first in the low byte). Only codes wholly inside the peeked bits are taken.
+// Multi-symbol decode table indexed by the next kPeek bits of a stream, and the code lengths. Entry: bits 0-5
+// the bits its symbols take, 8-15 how many symbols (1..kLookupSymbols), 16-63 the symbols (first in the low
+// byte). Only codes wholly inside the peeked bits are taken.
+// Peeking at more bits than the longest code lets one lookup yield more symbols; 12 bits keep the table in L1.
+constexpr int kPeek = 12;
+constexpr int kLookupSymbols = 6;
+static_assert(kExponentMaxCodeLen <= kPeek);
+
 struct DecodeTable {
-  int peek = 0;
   std::vector<uint64_t> entry;
+  std::array<uint8_t, 256> len;
 };
 
-DecodeTable build_decode_table(const std::array<uint8_t, 256>& len, int max_len) {
+DecodeTable build_decode_table(const std::array<uint8_t, 256>& len) {
   std::array<uint16_t, 256> codes;
   huffman_canonical_codes(len, codes);
-  DecodeTable t;
-  // Wider than the longest code lets one lookup yield more symbols; 12 bits keep the table in L1.
-  t.peek = std::max(max_len, 12);
-  const size_t size = size_t{1} << t.peek;
+  const size_t size = size_t{1} << kPeek;
   std::vector<uint16_t> first(size);  // symbol << 8 | length of the code that starts the index
   for (int s = 0; s < 256; ++s) {
     if (len[s] == 0) continue;
-    const int shift = t.peek - len[s];
+    const int shift = kPeek - len[s];
     for (size_t j = size_t{codes[s]} << shift; j < (size_t{codes[s]} + 1) << shift; ++j)
       first[j] = static_cast<uint16_t>(s << 8 | len[s]);
   }
-  t.entry.resize(size);
+  DecodeTable t{std::vector<uint64_t>(size), len};
   for (size_t idx = 0; idx < size; ++idx) {
     uint64_t syms = 0;
     int used = 0, n = 0;
-    for (; n < 4; ++n) {
+    for (; n < kLookupSymbols; ++n) {
       const uint16_t f = first[(idx << used) & (size - 1)];
-      if ((f & 0xFF) > t.peek - used) break;
+      if ((f & 0xFF) > kPeek - used) break;
       syms |= uint64_t{static_cast<uint8_t>(f >> 8)} << (8 * n);
       used += f & 0xFF;
     }
-    t.entry[idx] = uint64_t(used) | uint64_t(n) << 8 | uint64_t(first[idx] & 0xFF) << 16 | syms << 32;
+    t.entry[idx] = uint64_t(used) | uint64_t(n) << 8 | syms << 16;
   }
   return t;
 }
@@ -62,12 +65,12 @@ struct Cursor {
 };
 
 // Lookups of four table entries each that `c` can make without reading past its bytes (an 8-byte load
-// at bitpos / 8 gives >= 57 bits, four entries take <= 4 * peek <= 48) or writing past `end` (each
-// entry stores 4 bytes and advances <= 4).
-int64_t safe_rounds(const Cursor& c, int peek) {
+// at bitpos / 8 gives >= 57 bits, four entries take <= 4 * kPeek = 48) or writing past `end` (a round
+// advances <= 4 * kLookupSymbols = 24 symbols, its last entry stores 8 bytes <= 18 symbols after its start).
+int64_t safe_rounds(const Cursor& c) {
   const uint64_t limit = 8 * c.bytes;
-  if (limit < c.bitpos + 64 || c.end - c.out < 16) return 0;
-  return std::min<int64_t>(static_cast<int64_t>((limit - 64 - c.bitpos) / (4 * peek) + 1), (c.end - c.out) / 16);
+  if (limit < c.bitpos + 64 || c.end - c.out < 32) return 0;
+  return std::min<int64_t>(static_cast<int64_t>((limit - 64 - c.bitpos) / (4 * kPeek) + 1), (c.end - c.out - 8) / 24);
 }
 
 // A stream's moving state in the fast loop, passed by value so that it lives in registers: its bit
@@ -85,20 +88,21 @@ struct Lane {
   c.out = l.out;
 }
 
-// Four lookups from one 64-bit read.
-[[gnu::always_inline]] inline Lane decode_round(Lane l, const uint8_t* base, const uint64_t* table, int shift) {
+// Four lookups from one 64-bit read. The entries' sum holds their bit counts (<= 4 * kPeek < 64) in bits 0-5
+// and their symbol counts (<= 24) in bits 8-15.
+[[gnu::always_inline]] inline Lane decode_round(Lane l, const uint8_t* base, const uint64_t* table) {
   uint64_t buf = load_be64(base + (l.bit >> 3)) << (l.bit & 7);
-  uint64_t used = 0;
+  uint64_t sum = 0;
 #pragma GCC unroll 4
   for (int k = 0; k < 4; ++k) {
-    const uint64_t e = table[buf >> shift];
-    const auto syms = static_cast<uint32_t>(e >> 32);
-    std::memcpy(l.out, &syms, 4);
-    l.out += (e >> 8) & 0xFF;
+    const uint64_t e = table[buf >> (64 - kPeek)];
+    const uint64_t syms = e >> 16;
+    std::memcpy(l.out + ((sum >> 8) & 0xFF), &syms, 8);
     buf <<= e & 63;
-    used += e & 63;
+    sum += e;
   }
-  l.bit += used;
+  l.out += (sum >> 8) & 0xFF;
+  l.bit += sum & 63;
   return l;
 }
 
@@ -108,21 +112,20 @@ struct Lane {
 template <int N>
 [[gnu::always_inline]] inline void decode_fast(Cursor* cs, const DecodeTable& t) {
   const uint64_t* table = t.entry.data();
-  const int shift = 64 - t.peek;
   const uint8_t* base = cs[0].in;  // streams follow one another
   for (;;) {
     int64_t rounds = INT64_MAX;
-    for (int s = 0; s < N; ++s) rounds = std::min(rounds, safe_rounds(cs[s], t.peek));
+    for (int s = 0; s < N; ++s) rounds = std::min(rounds, safe_rounds(cs[s]));
     if (rounds == 0) return;
     Lane l0 = to_lane(cs[0], base), l1{}, l2{}, l3{};
     if constexpr (N > 1) l1 = to_lane(cs[1], base);
     if constexpr (N > 2) l2 = to_lane(cs[2], base);
     if constexpr (N > 3) l3 = to_lane(cs[3], base);
     for (int64_t r = 0; r < rounds; ++r) {
-      l0 = decode_round(l0, base, table, shift);
-      if constexpr (N > 1) l1 = decode_round(l1, base, table, shift);
-      if constexpr (N > 2) l2 = decode_round(l2, base, table, shift);
-      if constexpr (N > 3) l3 = decode_round(l3, base, table, shift);
+      l0 = decode_round(l0, base, table);
+      if constexpr (N > 1) l1 = decode_round(l1, base, table);
+      if constexpr (N > 2) l2 = decode_round(l2, base, table);
+      if constexpr (N > 3) l3 = decode_round(l3, base, table);
     }
     from_lane(cs[0], l0, base);
     if constexpr (N > 1) from_lane(cs[1], l1, base);
@@ -145,10 +148,10 @@ void decode_tail(Cursor& c, const DecodeTable& t) {
       for (uint64_t k = 0; byte + k < c.bytes; ++k) buf |= uint64_t{c.in[byte + k]} << (56 - 8 * k);
     }
     buf <<= c.bitpos & 7;
-    const uint64_t e = t.entry[buf >> (64 - t.peek)];
-    const uint64_t len = (e >> 16) & 0xFF;
+    const auto sym = static_cast<uint8_t>(t.entry[buf >> (64 - kPeek)] >> 16);
+    const uint64_t len = t.len[sym];
     if (c.bitpos + len > limit) throw CodecError("runs past its " + std::to_string(c.bytes) + " bytes");
-    *c.out++ = static_cast<uint8_t>(e >> 32);
+    *c.out++ = sym;
     c.bitpos += len;
   }
   if ((c.bitpos + 7) / 8 != c.bytes)
@@ -197,6 +200,10 @@ void decode_streams(Cursor* cs, int64_t streams, const DecodeTable& t, int64_t c
   decode_streams_portable(cs, streams, t, ch);
 }
 
+// Outputs at least this large are written with streaming stores: they would not stay in the caches anyway, and
+// the stores need not read the lines they replace.
+constexpr size_t kStreamingBytes = size_t{32} << 20;
+
 template <typename E>
 void decompress_typed(std::span<const uint8_t> in, const ExponentContainer& c, MutableTensorView out,
                       int threads) {
@@ -209,9 +216,10 @@ void decompress_typed(std::span<const uint8_t> in, const ExponentContainer& c, M
   if (c.max_code_len > 0 && max_len == 1 && std::count(c.code_len.begin(), c.code_len.end(), 1) == 1)
     lone = static_cast<int>(std::find(c.code_len.begin(), c.code_len.end(), 1) - c.code_len.begin());
   DecodeTable table;
-  if (c.max_code_len > 0 && lone < 0) table = build_decode_table(c.code_len, max_len);
+  if (c.max_code_len > 0 && lone < 0) table = build_decode_table(c.code_len);
   std::vector<std::vector<uint8_t>> scratch(static_cast<size_t>(workers));
   const uint8_t* raw = in.data() + c.raw_begin;
+  const Stores how = out.bytes() >= kStreamingBytes ? Stores::streaming : Stores::cached;
 
   parallel_for(g.chunks, workers, [&](int64_t ch, int w) {
     const int64_t n = g.chunk_size(ch), begin = g.chunk_begin(ch);
@@ -237,7 +245,8 @@ void decompress_typed(std::span<const uint8_t> in, const ExponentContainer& c, M
       }
       decode_streams(cs, g.streams, table, ch);
     }
-    merge(E{}, sym.data(), raw + begin * E::kRaw, n, out.data + begin * kSize);
+    merge(E{}, sym.data(), raw + begin * E::kRaw, n, out.data + begin * kSize, how);
+    if (how == Stores::streaming) store_fence();
   });
 }
 

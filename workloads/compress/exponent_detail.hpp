@@ -45,10 +45,16 @@ void split(Fp32, const uint8_t* in, int64_t n, uint8_t* sym, uint8_t* raw);
 void split_symbols(DType t, const uint8_t* in, int64_t n, uint8_t* sym, uint8_t* raw);
 /// Writes raw bytes only.
 void split_raw(DType t, const uint8_t* in, int64_t n, uint8_t* raw);
+/// How merge() writes: `cached` with ordinary stores; `streaming` with non-temporal stores, which bypass the caches,
+/// for the whole 64-byte lines of 16-bit outputs on the AVX2 path (for outputs larger than the caches; store_fence()
+/// must follow them before other threads read the output).
+enum class Stores { cached, streaming };
 /// Writes elements [0, n) to `out` from their symbols and raw bytes.
-void merge(Bf16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out);
-void merge(Fp16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out);
-void merge(Fp32, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out);
+void merge(Bf16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how);
+void merge(Fp16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how);
+void merge(Fp32, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how);
+/// Orders earlier streaming stores before later stores (x86 sfence; a no-op elsewhere).
+void store_fence();
 
 /// Chunks and streams of a tensor (exponent.hpp).
 struct Geometry {

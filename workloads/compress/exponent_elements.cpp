@@ -73,11 +73,23 @@ MLSB_TARGET_AVX2 void split_avx2(const uint8_t* in, int64_t n, uint8_t* sym, uin
   split_portable<E>(in + 2 * i, n - i, sym + i, raw + i);
 }
 
-/// Merges 32 elements per step: the high and low bytes of each, interleaved.
+/// Stores 32 bytes, with a streaming store (p 32-byte aligned) when `how` says so.
+MLSB_TARGET_AVX2 inline void store32(uint8_t* p, __m256i v, Stores how) {
+  if (how == Stores::streaming) return _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+  store32(p, v);
+}
+
+/// Merges 32 elements per step: the high and low bytes of each, interleaved. Streaming stores start at the first
+/// 64-byte line of `out` (ordinary stores before it, all of them when no element starts a line).
 template <typename E>
-MLSB_TARGET_AVX2 void merge_avx2(const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out) {
+MLSB_TARGET_AVX2 void merge_avx2(const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how) {
   const __m256i m7f = _mm256_set1_epi8(0x7F), m80 = _mm256_set1_epi8(static_cast<char>(0x80));
   int64_t i = 0;
+  if (how == Stores::streaming) {
+    const auto address = reinterpret_cast<uintptr_t>(out);
+    i = address % 2 != 0 ? n : std::min<int64_t>(n, static_cast<int64_t>(-address % 64 / 2));
+    merge_portable<E>(sym, raw, i, out);
+  }
   for (; i + 32 <= n; i += 32) {
     // Quarters 0, 2, 1, 3: unpacking within 128-bit halves then yields elements 0-15 and 16-31.
     const __m256i s = _mm256_permute4x64_epi64(load32(sym + i), 0xD8);
@@ -87,8 +99,8 @@ MLSB_TARGET_AVX2 void merge_avx2(const uint8_t* sym, const uint8_t* raw, int64_t
       hi = _mm256_or_si256(_mm256_and_si256(r, m80), _mm256_and_si256(_mm256_srli_epi16(s, 1), m7f));
       lo = _mm256_or_si256(_mm256_and_si256(r, m7f), _mm256_and_si256(_mm256_slli_epi16(s, 7), m80));
     }
-    store32(out + 2 * i, _mm256_unpacklo_epi8(lo, hi));
-    store32(out + 2 * i + 32, _mm256_unpackhi_epi8(lo, hi));
+    store32(out + 2 * i, _mm256_unpacklo_epi8(lo, hi), how);
+    store32(out + 2 * i + 32, _mm256_unpackhi_epi8(lo, hi), how);
   }
   merge_portable<E>(sym + i, raw + i, n - i, out + 2 * i);
 }
@@ -103,9 +115,9 @@ void split16(const uint8_t* in, int64_t n, uint8_t* sym, uint8_t* raw) {
 }
 
 template <typename E>
-void merge16(const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out) {
+void merge16(const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how) {
 #ifdef MLSB_SIMD_X86
-  if (simd_level() >= Simd::avx2) return merge_avx2<E>(sym, raw, n, out);
+  if (simd_level() >= Simd::avx2) return merge_avx2<E>(sym, raw, n, out, how);
 #endif
   merge_portable<E>(sym, raw, n, out);
 }
@@ -142,15 +154,25 @@ void split_raw(DType t, const uint8_t* in, int64_t n, uint8_t* raw) {
                   raw + static_cast<size_t>(b) * raw_size);
 }
 
-void merge(Bf16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out) { merge16<Bf16>(sym, raw, n, out); }
-void merge(Fp16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out) { merge16<Fp16>(sym, raw, n, out); }
+void merge(Bf16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how) {
+  merge16<Bf16>(sym, raw, n, out, how);
+}
+void merge(Fp16, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores how) {
+  merge16<Fp16>(sym, raw, n, out, how);
+}
 
-void merge(Fp32, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out) {
+void merge(Fp32, const uint8_t* sym, const uint8_t* raw, int64_t n, uint8_t* out, Stores) {
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t r = raw[3 * i] | (uint32_t{raw[3 * i + 1]} << 8) | (uint32_t{raw[3 * i + 2]} << 16);
     const uint32_t x = ((r & 0x800000u) << 8) | (uint32_t{sym[i]} << 23) | (r & 0x7FFFFFu);
     std::memcpy(out + 4 * i, &x, 4);
   }
+}
+
+void store_fence() {
+#ifdef MLSB_SIMD_X86
+  _mm_sfence();
+#endif
 }
 
 }  // namespace mlsb::compress::exponent_detail

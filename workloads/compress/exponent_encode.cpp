@@ -24,112 +24,179 @@ constexpr int64_t kSampleStride = 16;
 constexpr int64_t kExactBelow = int64_t{1} << 21;  // smaller tensors take the exact histogram
 constexpr int kTailOctaves = 6;                // smoothing reaches this many octaves below the sample
 
-// Per symbol and per pair of symbols (index s0 | s1 << 8, the byte order of two adjacent symbols):
-// code << 8 | kMissing | length, the pair's code (at most 24 bits) being code(s0) code(s1). kMissing
-// (bit 6) marks entries involving a symbol without a code, which adds no bits; lengths (<= 24) stay in
-// bits 0-5, so the sum of two entries' low 6 bits is their total length.
-constexpr uint32_t kMissing = 64;
+// Per symbol and per pair of symbols (index s0 | s1 << 8, the byte order of two adjacent symbols): the code
+// left-aligned at bit 63 (a pair's code, at most 24 bits, is code(s0) code(s1)) and its length in bits 0-5. An
+// entry involving a symbol without a code has no code and the length field kNoCode instead. Bits 10-39 are zero,
+// so a sum of up to eight entries holds their length fields' sum (< 1024) in bits 0-9, >= kNoCode when a symbol
+// lacks a code.
+constexpr uint64_t kNoCode = 64;
+constexpr uint64_t kMeta = 1023;  // the bits of an entry, or of a sum of entries, below any code
+// The most bits the fast loop writes at once: codes that lie above kMeta and fit beside up to 7 pending bits.
+constexpr uint64_t kGroupBits = 54;
 
 struct EncodeTable {
-  std::array<uint32_t, 256> single;
-  std::vector<uint32_t> pair;
+  std::array<uint64_t, 256> single;
+  std::vector<uint64_t> pair;
+  int group;  // symbols the fast loop writes at once: 16 where codes are short, so that 16 rarely exceed kGroupBits
 };
 
-EncodeTable build_encode_table(const std::array<uint8_t, 256>& len) {
+uint64_t encode_entry(uint32_t code, uint32_t len) { return uint64_t{code} << (64 - len) | len; }
+
+// Groups of 16 symbols take kGroupBits = 54 bits or fewer nearly always when the mean code length (by the
+// histogram the code was built from) is at most 46 / 16 bits.
+EncodeTable build_encode_table(const std::array<uint8_t, 256>& len, const std::array<uint64_t, 256>& hist) {
   std::array<uint16_t, 256> codes;
   huffman_canonical_codes(len, codes);
   EncodeTable t;
-  t.pair.resize(size_t{1} << 16);
+  double bits = 0, count = 0;
+  for (int s = 0; s < 256; ++s) {
+    bits += static_cast<double>(hist[s]) * len[s];
+    count += static_cast<double>(hist[s]);
+  }
+  t.group = 16 * bits <= 46 * count ? 16 : 8;
+  t.pair.assign(size_t{1} << 16, kNoCode);
   for (uint32_t a = 0; a < 256; ++a) {
-    const uint32_t missing_a = len[a] == 0 ? kMissing : 0;
-    t.single[a] = uint32_t{codes[a]} << 8 | missing_a | len[a];
-    for (uint32_t b = 0; b < 256; ++b)
-      t.pair[a | b << 8] = (uint32_t{codes[a]} << len[b] | codes[b]) << 8 | missing_a |
-                           (len[b] == 0 ? kMissing : 0) | (len[a] + len[b]);
+    t.single[a] = len[a] == 0 ? kNoCode : encode_entry(codes[a], len[a]);
+    for (uint32_t b = 0; b < 256 && len[a] != 0; ++b)
+      if (len[b] != 0) t.pair[a | b << 8] = encode_entry(uint32_t{codes[a]} << len[b] | codes[b], len[a] + len[b]);
   }
   return t;
 }
 
-// Encodes elements [0, n) of `src`: codes MSB-first to `dst` (returns the bytes written), raw bytes to
-// `raw`, kMissing into `missing` when a symbol has no code. The 8-byte stores of the fast loop stay
-// within ceil(n * max_len / 8) bytes, and within the exact size when every symbol has a code, because
-// at least 64 more codes follow each of them.
-template <typename E>
+[[gnu::always_inline]] inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// A stream's bits not yet in a complete byte, left-aligned at bit 63 (zero below them), and the number of bits
+// written, those included. Two words, passed by value, so that it stays in registers: in memory, every store to
+// the stream might alias it.
+struct BitWriter {
+  uint64_t acc = 0;
+  uint64_t pos = 0;
+
+  /// Writes `codes` (metadata bits cleared) of `len` bits to `dst` as 8 bytes at the byte of bit `pos`;
+  /// needs (pos & 7) + len <= 64.
+  [[gnu::always_inline]] void put(uint8_t* dst, uint64_t codes, uint64_t len) {
+    const uint64_t pending = pos & 7;
+    acc |= codes >> pending;
+    store_be64(dst + (pos >> 3), acc);
+    acc <<= (pending + len) & 56;
+    pos += len;
+  }
+  /// The same with single-byte stores of the complete bytes only.
+  [[gnu::always_inline]] void put_bytes(uint8_t* dst, uint64_t codes, uint64_t len) {
+    const uint64_t pending = pos & 7;
+    acc |= codes >> pending;
+    for (uint64_t k = 0; k < (pending + len) >> 3; ++k, acc <<= 8)
+      dst[(pos >> 3) + k] = static_cast<uint8_t>(acc >> 56);
+    pos += len;
+  }
+};
+
+// Writes the codes of G symbols pair by pair; `missing` collects the pairs' entries.
+template <int G>
+[[gnu::noinline]] BitWriter put_pairs(BitWriter w, uint8_t* dst, const uint8_t* sym, const uint64_t* pair,
+                                      uint64_t& missing) {
+  for (int k = 0; k < G / 2; ++k) {
+    const uint64_t e = pair[load_u16(sym + 2 * k)];
+    missing |= e;
+    w.put(dst, e & ~kMeta, e & 63);
+  }
+  return w;
+}
+
+// Writes the codes of G symbols (G / 2 pair entries) at once when they take at most kGroupBits bits, else
+// put_pairs() does.
+template <int G>
+[[gnu::always_inline]] inline BitWriter put_group(BitWriter w, uint8_t* dst, const uint8_t* sym, const uint64_t* pair,
+                                                  uint64_t& missing) {
+  // v[k]: the codes of a run of entries from the k-th, left-aligned; s[k]: the sum of those entries. Runs merge
+  // pairwise; shifts count modulo 64, which is the length of a run when the group is written at once.
+  uint64_t v[G / 2], s[G / 2];
+#pragma GCC unroll 8
+  for (int k = 0; k < G / 2; ++k) v[k] = s[k] = pair[load_u16(sym + 2 * k)];
+#pragma GCC unroll 8
+  for (int width = 1; width < G / 2; width *= 2) {
+#pragma GCC unroll 8
+    for (int k = 0; k < G / 2; k += 2 * width) {
+      v[k] |= v[k + width] >> (s[k] & 63);
+      s[k] += s[k + width];
+    }
+  }
+  const uint64_t bits = s[0] & kMeta;
+  if (bits > kGroupBits) [[unlikely]]
+    return put_pairs<G>(w, dst, sym, pair, missing);
+  w.put(dst, v[0] & ~kMeta, bits);
+  return w;
+}
+
+// Encodes elements [0, n) of `src` in groups of G symbols: codes MSB-first to `dst` (returns the bytes
+// written), raw bytes to `raw`; sets `missing` to 1 when a symbol has no code. The 8-byte stores of the fast loop
+// stay within ceil(n * max_len / 8) bytes, and within the exact size when every symbol has a code, because at
+// least 64 more codes follow each of them.
+template <typename E, int G>
 [[gnu::always_inline]] inline size_t encode_stream_body(const uint8_t* src, int64_t n, const EncodeTable& t,
                                                         uint8_t* dst, uint8_t* raw, uint32_t& missing) {
   uint8_t sym[kBlock];
-  const uint32_t* pair = t.pair.data();
-  uint8_t* p = dst;
-  uint64_t acc = 0;
-  unsigned bits = 0;
-  uint32_t flags = 0;
+  const uint64_t* pair = t.pair.data();
+  BitWriter w;
+  uint64_t flags = 0;
   for (int64_t block = 0; block < n; block += kBlock) {
     const int64_t m = std::min(kBlock, n - block);
     split(E{}, src + block * static_cast<int64_t>(sizeof(typename E::U)), m, sym,
           raw + block * static_cast<int64_t>(E::kRaw));
     int64_t j = 0;
-    // The next block streams in from memory while this one is coded.
-    // (An address, not a pointer: past the tensor's end it is only a hint, which never faults.)
-    const uintptr_t ahead = reinterpret_cast<uintptr_t>(src) + static_cast<uintptr_t>(block + kBlock) * sizeof(typename E::U);
-    for (const int64_t fast = std::min(m, n - 64 - block); j + 8 <= fast; j += 8) {
+    // The next block streams in from memory, and the lines its raw bytes go to are fetched, while this one is
+    // coded. (Addresses, not pointers: past the tensor's end they are only hints, which never fault.)
+    const uintptr_t ahead =
+        reinterpret_cast<uintptr_t>(src) + static_cast<uintptr_t>(block + kBlock) * sizeof(typename E::U);
+    const uintptr_t raw_ahead = reinterpret_cast<uintptr_t>(raw) + static_cast<uintptr_t>(block + kBlock) * E::kRaw;
+    for (const int64_t fast = std::min(m, n - 64 - block); j + G <= fast; j += G) {
       __builtin_prefetch(reinterpret_cast<const void*>(ahead + static_cast<uintptr_t>(j) * sizeof(typename E::U)));
-      uint16_t i[4];
-      std::memcpy(i, sym + j, 8);
-      const uint32_t a = pair[i[0]], b = pair[i[1]], c = pair[i[2]], d = pair[i[3]];
-      const uint32_t sab = a + b, scd = c + d;  // bits 6-7 count the missing flags of two entries
-      flags |= sab | scd;
-      const unsigned ab = sab & 63, cd = scd & 63;  // four codes each: at most 48 bits
-      const uint64_t vab = (uint64_t{a >> 8} << (b & 63)) | (b >> 8), vcd = (uint64_t{c >> 8} << (d & 63)) | (d >> 8);
-      if (ab + cd <= 56) [[likely]] {  // eight codes at once: bits stays <= 63
-        acc = (acc << (ab + cd)) | (vab << cd) | vcd;
-        bits += ab + cd;
-      } else {
-        acc = (acc << ab) | vab;
-        bits += ab;
-        store_be64(p, (acc << 1) << (63 - bits));
-        p += bits >> 3;
-        bits &= 7;
-        acc = (acc << cd) | vcd;
-        bits += cd;
-      }
-      store_be64(p, (acc << 1) << (63 - bits));  // bits may be 0 when a code is missing
-      p += bits >> 3;
-      bits &= 7;
+      __builtin_prefetch(reinterpret_cast<const void*>(raw_ahead + static_cast<uintptr_t>(j) * E::kRaw), 1);
+      w = put_group<G>(w, dst, sym + j, pair, flags);
     }
     for (; j < m; ++j) {
-      const uint32_t e = t.single[sym[j]];
+      const uint64_t e = t.single[sym[j]];
       flags |= e;
-      acc = (acc << (e & 63)) | (e >> 8);
-      bits += e & 63;
-      for (; bits >= 8; bits -= 8) *p++ = static_cast<uint8_t>(acc >> (bits - 8));
+      w.put_bytes(dst, e & ~kMeta, e & 63);
     }
   }
-  if (bits > 0) *p++ = static_cast<uint8_t>(acc << (8 - bits));
-  missing |= (flags & 3 * kMissing) != 0 ? kMissing : 0;
-  return static_cast<size_t>(p - dst);
+  if ((w.pos & 7) != 0) dst[w.pos >> 3] = static_cast<uint8_t>(w.acc >> 56);
+  missing |= (flags & kNoCode) != 0 ? 1 : 0;
+  return static_cast<size_t>((w.pos + 7) >> 3);
 }
 
 // The same code compiled for AVX2 and BMI2 (shifts by a register without the CL register) where the CPU has them.
-template <typename E>
+template <typename E, int G>
 size_t encode_stream_portable(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst, uint8_t* raw,
                               uint32_t& missing) {
-  return encode_stream_body<E>(src, n, t, dst, raw, missing);
+  return encode_stream_body<E, G>(src, n, t, dst, raw, missing);
 }
 #ifdef MLSB_SIMD_X86
-template <typename E>
+template <typename E, int G>
 MLSB_TARGET_AVX2 size_t encode_stream_avx2(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst,
                                            uint8_t* raw, uint32_t& missing) {
-  return encode_stream_body<E>(src, n, t, dst, raw, missing);
+  return encode_stream_body<E, G>(src, n, t, dst, raw, missing);
 }
 #endif
+
+template <typename E, int G>
+size_t encode_stream_group(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst, uint8_t* raw,
+                           uint32_t& missing) {
+#ifdef MLSB_SIMD_X86
+  if (simd_level() >= Simd::avx2) return encode_stream_avx2<E, G>(src, n, t, dst, raw, missing);
+#endif
+  return encode_stream_portable<E, G>(src, n, t, dst, raw, missing);
+}
 
 template <typename E>
 size_t encode_stream(const uint8_t* src, int64_t n, const EncodeTable& t, uint8_t* dst, uint8_t* raw,
                      uint32_t& missing) {
-#ifdef MLSB_SIMD_X86
-  if (simd_level() >= Simd::avx2) return encode_stream_avx2<E>(src, n, t, dst, raw, missing);
-#endif
-  return encode_stream_portable<E>(src, n, t, dst, raw, missing);
+  if (t.group == 16) return encode_stream_group<E, 16>(src, n, t, dst, raw, missing);
+  return encode_stream_group<E, 8>(src, n, t, dst, raw, missing);
 }
 
 // The histogram of a strided sample, with pseudo-counts for symbols near the sampled ones: a few octaves
@@ -199,7 +266,8 @@ void write_header(TensorView in, const ExponentParams& params, int max_len, uint
 // Encodes with code lengths `len`; returns the stream's size, or 0 when a symbol lacks a code.
 template <typename E>
 size_t encode_all(TensorView in, const ExponentParams& params, const Geometry& g, int workers,
-                  const std::array<uint8_t, 256>& len, int max_len, std::span<uint8_t> out) {
+                  const std::array<uint64_t, 256>& hist, const std::array<uint8_t, 256>& len, int max_len,
+                  std::span<uint8_t> out) {
   constexpr size_t kSize = sizeof(typename E::U);
   const auto nstreams = static_cast<size_t>(g.chunks * g.streams);
   // Worst-case places: chunk c's bitstreams within [reserved[c], reserved[c + 1]), raw bytes staged
@@ -219,7 +287,7 @@ size_t encode_all(TensorView in, const ExponentParams& params, const Geometry& g
          std::to_string(staged + raw_size) + " needed at most)");
   uint8_t* o = out.data();
 
-  const EncodeTable table = build_encode_table(len);
+  const EncodeTable table = build_encode_table(len, hist);
   std::vector<uint32_t> stream_bytes(nstreams);
   std::vector<size_t> chunk_bytes(static_cast<size_t>(g.chunks));
   std::vector<uint32_t> missing(static_cast<size_t>(workers), 0);
@@ -282,7 +350,7 @@ size_t compress_typed(TensorView in, const ExponentParams& params, std::span<uin
       });
       return total;
     }
-    const size_t total = encode_all<E>(in, params, g, workers, len, max_len, out);
+    const size_t total = encode_all<E>(in, params, g, workers, hist, len, max_len, out);
     if (total > 0) return total;
     exact = true;  // the tensor holds a symbol the sample did not predict
     hist = exact_histogram(in, g, workers);

@@ -57,6 +57,7 @@ Prefetches make_prefetches(const RoutePredictor& p, const RoutingTrace& t, const
 namespace {
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr int64_t kPrefetch = kNever;  // take_slot's lookup for a prefetch: no later lookup pins a resident
 constexpr int64_t kScanCapacity = 32;  // per-layer caches up to this size scan for the victim
 constexpr int kOffsetBits = std::bit_width(static_cast<uint64_t>(kScanCapacity - 1));
 constexpr uint64_t kOffsetMask = kScanCapacity - 1, kBlockedBit = uint64_t{1} << 63;  // in a scan key
@@ -88,13 +89,13 @@ class Simulator {
       : s_(s), spec_(spec), in_(in), plan_(plan), L_(spec.layers), E_(spec.experts) {
     const int64_t slots = spec.slots(), groups = spec.per_layer ? L_ : 1;
     layer_.assign(slots, -1);
-    expert_.assign(slots, -1);
+    holds_.assign(slots, -1);
     last_.assign(slots, 0);
     rank_.assign(slots, 0);
     used_since_fetch_.assign(slots, 0);
     blocked_.assign(slots, 0);
-    pin_use_.assign(slots, 0);
     where_.assign(L_ * E_, -1);
+    need_at_.assign(L_ * E_, -1);
     next_free_.assign(groups, 0);
     if constexpr (kRecency) {
       prev_.resize(slots + groups);
@@ -133,12 +134,10 @@ class Simulator {
         pass_foreseen(step, l);
         if (opens)
           for (int32_t slot = 0; slot < static_cast<int32_t>(layer_.size()); ++slot)
-            if (layer_[slot] >= 0) rank_[slot] = foreseen_rank(key_of(slot)), requeue(slot);
+            if (holds_[slot] >= 0) rank_[slot] = foreseen_rank(holds_[slot]), requeue(slot);
       }
-      // The residents the step needs are pinned until served.
-      for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i)
-        if (const int32_t slot = where_[l * E_ + s_.expert[i]]; slot >= 0)
-          blocked_[slot] |= kPinned, pin_use_[slot] = i, unqueue(slot);
+      // Each key the step needs records its lookup, so that take_slot pins a resident still needed.
+      for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i) need_at_[l * E_ + s_.expert[i]] = i;
       for (int64_t i = s_.step_start[step]; i < s_.step_start[step + 1]; ++i) {
         const int32_t e = s_.expert[i];
         if (const int32_t slot = where_[l * E_ + e]; slot >= 0) {
@@ -146,7 +145,7 @@ class Simulator {
           serve(l, e, slot, i, used_since_fetch_[slot] ? Access::Hit : Access::PrefetchHit);
           continue;
         }
-        const int32_t slot = take_slot(l, /*for_prefetch=*/false);
+        const int32_t slot = take_slot(l, i);
         install(slot, l, e);
         serve(l, e, slot, i, Access::Miss);
       }
@@ -195,14 +194,13 @@ class Simulator {
       next_foreseen_[l * E_ + p.expert[i]] = later_foreseen_[i - table_first_];
   }
 
-  int64_t key_of(int32_t slot) const { return static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]; }
-
   // Predictive rank of a resident key at the current step: foreseen_top_ - n for its first foreseen use
   // n within the window (the farthest ranks lowest), else its lookup count, below every foreseen one.
   uint64_t foreseen_rank(int64_t key) const {
     const int64_t n = next_foreseen_[key];
-    const auto count = static_cast<uint64_t>(count_[key]);  // loaded either way: the choice is branch-free
-    return n < horizon_now_ ? static_cast<uint64_t>(foreseen_top_ - n) : count;
+    // A mask, not a conditional: whether a key is foreseen is data the branch predictor cannot learn.
+    const uint64_t foreseen = -static_cast<uint64_t>(n < horizon_now_);
+    return (static_cast<uint64_t>(foreseen_top_ - n) & foreseen) | (static_cast<uint64_t>(count_[key]) & ~foreseen);
   }
 
   std::vector<int64_t> next_uses() const {
@@ -240,8 +238,9 @@ class Simulator {
     used_since_fetch_[slot] = 1;
     emit(l, e, slot, kind);
     last_[slot] = tick_++;
-    if constexpr (kPredictive) ++count_[l * E_ + e], rank_[slot] = foreseen_rank(l * E_ + e);
-    if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(++count_[l * E_ + e]);
+    const int64_t key = l * E_ + e;
+    if constexpr (kPredictive) ++count_[key], rank_[slot] = foreseen_rank(key);
+    if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(++count_[key]);
     // The next use at lookup n ranks lookups - n (the farthest lowest); never again ranks 0.
     if constexpr (P == Policy::Belady) rank_[slot] = next_use_[i] == kNever ? 0 : s_.lookups() - next_use_[i];
     requeue(slot);
@@ -301,9 +300,8 @@ class Simulator {
     if constexpr (kRecency) {
       unlink(slot), link_last(slot);
     } else if constexpr (kScan) {
-      key_[slot] = (key_[slot] & kOffsetMask) |
-                   (blocked_[slot] ? kBlockedBit
-                                   : rank_[slot] << key_shift_ | static_cast<uint64_t>(last_[slot]) << kOffsetBits);
+      key_[slot] = (key_[slot] & kOffsetMask) | rank_[slot] << key_shift_ |
+                   static_cast<uint64_t>(last_[slot]) << kOffsetBits | static_cast<uint64_t>(blocked_[slot] != 0) << 63;
     } else if (!blocked_[slot]) {
       auto& h = heap_[layer_[slot]];
       if (pos_[slot] < 0) pos_[slot] = h.size(), h.push_back(slot);
@@ -341,37 +339,48 @@ class Simulator {
     return best;
   }
 
-  // A slot for an expert of layer l: a free one, else the victim's (evicted); -1 for a prefetch that
-  // finds only protected or pinned entries. A miss that finds only those evicts the least recent
-  // unpinned one, else the pinned one the step needs last.
-  int32_t take_slot(int64_t l, bool for_prefetch) {
+  // A slot for an expert of layer l: a free one, else the victim's (evicted). `lookup` is the lookup a
+  // miss serves, kPrefetch for a prefetch. The residents its step needs after `lookup` are pinned when
+  // the victim search meets them, so the search sees the candidates the rules define (pinning them all
+  // when the step starts would cost a pass over its lookups). A prefetch that finds only protected or
+  // pinned entries gets -1, a miss the last resort.
+  int32_t take_slot(int64_t l, int64_t lookup) {
     const int64_t g = group(l);
     if (next_free_[g] < spec_.capacity) return static_cast<int32_t>(g * spec_.capacity + next_free_[g]++);
     int32_t v = victim(l);
+    for (; v >= 0 && need_at_[holds_[v]] > lookup; v = victim(l)) blocked_[v] |= kPinned, unqueue(v);
     if (v < 0) {
-      if (for_prefetch) return -1;
-      const int64_t lo = g * spec_.capacity, hi = lo + spec_.capacity;
-      for (int64_t slot = lo; slot < hi; ++slot)
-        if (!(blocked_[slot] & kPinned) && (v < 0 || last_[slot] < last_[v])) v = static_cast<int32_t>(slot);
-      if (v < 0)
-        for (int64_t slot = lo; slot < hi; ++slot)
-          if (v < 0 || pin_use_[slot] > pin_use_[v]) v = static_cast<int32_t>(slot);  // all pinned
+      if (lookup == kPrefetch) return -1;
+      v = last_resort(g, lookup);
     }
     evict(v);
+    return v;
+  }
+
+  // The victim of a miss at `lookup` in group g when every resident is pinned or protected: the least
+  // recent unpinned one, else the pinned one the step needs last.
+  int32_t last_resort(int64_t g, int64_t lookup) const {
+    const int64_t lo = g * spec_.capacity, hi = lo + spec_.capacity;
+    int32_t v = -1;
+    for (int64_t slot = lo; slot < hi; ++slot)
+      if (need_at_[holds_[slot]] <= lookup && (v < 0 || last_[slot] < last_[v])) v = static_cast<int32_t>(slot);
+    if (v < 0)
+      for (int64_t slot = lo; slot < hi; ++slot)  // all pinned
+        if (v < 0 || need_at_[holds_[slot]] > need_at_[holds_[v]]) v = static_cast<int32_t>(slot);
     return v;
   }
 
   void evict(int32_t slot) {
     if constexpr (kRecency) unlink(slot);
     unqueue(slot);
-    where_[static_cast<int64_t>(layer_[slot]) * E_ + expert_[slot]] = -1;
+    where_[holds_[slot]] = -1;
     blocked_[slot] = 0;
   }
 
   // Puts (l, e) into `slot`, not yet used (serving or prefetching it then queues it).
   void install(int32_t slot, int64_t l, int32_t e) {
     layer_[slot] = static_cast<int32_t>(l);
-    expert_[slot] = e;
+    holds_[slot] = l * E_ + e;
     where_[l * E_ + e] = slot;
     used_since_fetch_[slot] = 0;
     if constexpr (P == Policy::Lfu) rank_[slot] = static_cast<uint64_t>(count_[l * E_ + e]);
@@ -393,7 +402,7 @@ class Simulator {
       const int64_t l = key / E_;
       if (spec_.per_layer ? taken[l] >= spec_.capacity : total >= spec_.capacity) continue;
       ++taken[l], ++total;
-      prefetch_into(take_slot(l, true), l, static_cast<int32_t>(key % E_));
+      prefetch_into(take_slot(l, kPrefetch), l, static_cast<int32_t>(key % E_));
     }
   }
 
@@ -423,7 +432,7 @@ class Simulator {
     for (const int32_t slot : protected_now_)
       if (blocked_[slot] & kProtected) {
         blocked_[slot] &= ~kProtected;
-        rank_[slot] = foreseen_rank(key_of(slot));
+        rank_[slot] = foreseen_rank(holds_[slot]);
         requeue(slot);
       }
     protected_now_.clear();
@@ -435,7 +444,7 @@ class Simulator {
         if (!(blocked_[slot] & kProtected)) protect(slot);
         continue;
       }
-      const int32_t slot = take_slot(l + 1, true);
+      const int32_t slot = take_slot(l + 1, kPrefetch);
       if (slot < 0) break;
       prefetch_into(slot, l + 1, e);
       protect(slot);
@@ -451,18 +460,19 @@ class Simulator {
   int key_shift_ = 0;  // kScan: the rank's place in a key
   CacheStats stats_;
   // Per slot.
-  std::vector<int32_t> layer_, expert_;
+  std::vector<int32_t> layer_;
+  std::vector<int64_t> holds_;  // its key (layer * E + expert), -1 when free
   std::vector<int64_t> last_;   // tick of the latest use
   std::vector<uint64_t> rank_;  // the policy's priority (class comment)
   std::vector<uint32_t> used_since_fetch_;
   std::vector<uint32_t> blocked_;           // kPinned | kProtected
-  std::vector<int64_t> pin_use_;            // the lookup that pinned the slot
   std::vector<uint64_t> key_;               // kScan: (rank, last use, slot in the layer) | kBlockedBit
   std::vector<int32_t> prev_, next_;        // Lru: list neighbours (then one sentinel per group)
   std::vector<int64_t> pos_;                // heaps: index in its layer's heap, -1 when out
   std::vector<std::vector<int32_t>> heap_;  // heaps: per layer
   // Per key (layer * E + expert).
   std::vector<int32_t> where_;             // its slot, -1 when not resident
+  std::vector<int64_t> need_at_;           // its latest lookup up to the current step's, -1 before any
   std::vector<int64_t> count_;             // Lfu, predictive: lookups served so far
   std::vector<uint64_t> popularity_rank_;  // Static
   std::vector<int64_t> next_use_;          // Belady, per lookup: the index of the key's next lookup

@@ -124,6 +124,10 @@ TEST(CliList, OneWorkloadAndRunHelp) {
   const auto help = test::run_cli("run moe_offload --help");
   ASSERT_EQ(help.exit_code, 0) << help.err;
   EXPECT_THAT(help.out, AllOf(HasSubstr("--repetitions"), HasSubstr("policy"), HasSubstr("hit_rate")));
+  EXPECT_THAT(help.out, Not(HasSubstr("Suites:")));  // no suite names only this workload
+  const auto zero = test::run_cli("run moe_offload --repetitions 0");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_THAT(zero.err, HasSubstr("--repetitions: Value 0 not in range 1 to 1000000"));
 }
 
 // Every workload's examples (`list WORKLOAD`) are runnable as printed from the project root: each plans

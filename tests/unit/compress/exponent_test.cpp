@@ -171,6 +171,23 @@ TEST(CompressExponent, LargeTensorsUseASampledCodeAndFallBackWhenItMissesASymbol
   EXPECT_EQ(stream.size(), kExponentHeaderBytes + static_cast<size_t>(n)) << "a constant tensor has no bitstreams";
 }
 
+// Outputs of 32 MiB or more are written with streaming stores from the first 64-byte line of each chunk's output
+// on (ordinary stores before it, and throughout where no element starts a line): every alignment decodes alike.
+TEST(CompressExponent, LargeOutputsDecodeAtEveryAlignment) {
+  const int64_t n = (int64_t{16} << 20) + 3;
+  std::vector<uint8_t> buf(2 * static_cast<size_t>(n) + 64);
+  for (DType d : {DType::BF16, DType::F16}) {
+    const Tensor t = generate("gaussian", d, n, 0.02, 8);
+    const auto stream = compress_exponent(t.view(), {});
+    for (size_t offset : {0, 1, 2, 34}) {
+      std::fill(buf.begin(), buf.end(), uint8_t{0xA5});
+      exponent_decompress(stream, MutableTensorView{buf.data() + offset, n, d}, 1 + static_cast<int>(offset % 2));
+      EXPECT_TRUE(std::equal(t.data.begin(), t.data.end(), buf.begin() + static_cast<ptrdiff_t>(offset)))
+          << to_string(d) << " offset " << offset;
+    }
+  }
+}
+
 TEST(CompressExponent, IdealRatioOfGaussianBf16IsAboutOnePointFive) {
   const Tensor t = generate("gaussian", DType::BF16, 1 << 20, 0.02, 3);
   EXPECT_NEAR(exponent_ideal_ratio(t.view()), 1.51, 0.02);
