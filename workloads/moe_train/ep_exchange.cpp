@@ -1,9 +1,10 @@
 #include "workloads/moe_train/ep_exchange.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace mlsb::moe_train {
@@ -20,30 +21,75 @@ void copy(void* to, const void* from, size_t n) {
   if (n) std::memcpy(to, from, n);
 }
 
-// While it lives, a thread calls comm.progress() every 200 us, so what is in flight moves on while this
-// rank computes (without it a peer waits for this rank's next poll between experts).
-class ProgressThread {
+}  // namespace
+
+// A thread that calls comm.progress() every 200 us while any all-to-all is in flight (Open MPI moves
+// non-blocking collectives only inside MPI calls: without it a peer waits for this rank's next poll),
+// and sleeps otherwise.
+class EpExchange::ProgressThread {
  public:
   explicit ProgressThread(comm::Communicator& comm)
       : thread_([this, &comm] {
-          while (!stop_.load(std::memory_order_relaxed)) {
+          std::unique_lock lock(mutex_);
+          while (true) {
+            wake_.wait(lock, [this] { return stop_ || in_flight_ > 0; });
+            if (stop_) return;
+            lock.unlock();
             comm.progress();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
+            lock.lock();
           }
         }) {}
   ~ProgressThread() {
-    stop_ = true;
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
     thread_.join();
   }
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
 
+  void begin() {
+    {
+      const std::lock_guard lock(mutex_);
+      ++in_flight_;
+    }
+    wake_.notify_one();
+  }
+  void end() {
+    const std::lock_guard lock(mutex_);
+    --in_flight_;
+  }
+
  private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  int in_flight_ = 0;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the members above exist
 };
 
-}  // namespace
+void EpExchange::EndInFlight::operator()(ProgressThread* p) const { p->end(); }
+
+EpExchange::EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times)
+    : comm_(comm), link_(link), times_(times) {}
+
+EpExchange::~EpExchange() = default;
+
+void EpExchange::account_busy() {
+  std::sort(busy_.begin(), busy_.end());
+  Clock::duration covered{0};
+  Clock::time_point to{};
+  for (const auto& [a, b] : busy_) {
+    if (b <= to) continue;
+    covered += b - std::max(a, to);
+    to = b;
+  }
+  times_.comm_s += std::chrono::duration<double>(covered).count();
+  busy_.clear();
+}
 
 void EpExchange::wait_until(Clock::time_point t) {
   for (auto now = Clock::now(); now < t; now = Clock::now()) {
@@ -57,13 +103,17 @@ void EpExchange::blocking(const std::function<void()>& call, std::span<const siz
   const auto t0 = Clock::now();
   call();
   wait_until(t0 + as_duration(link_.alltoallv_s(send_bytes, recv_bytes, comm_.rank())));
-  const double dt = seconds_since(t0);
-  times_.comm_s += dt, times_.blocked_s += dt;
+  const auto t1 = Clock::now();
+  times_.blocked_s += std::chrono::duration<double>(t1 - t0).count();
+  busy(t0, t1);
+  account_busy();
 }
 
 void EpExchange::alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                            std::span<const size_t> recv_bytes) {
-  blocking([&] { comm_.alltoallv(send, send_bytes, recv, recv_bytes); }, send_bytes, recv_bytes);
+  InFlight op = start(send, send_bytes, recv, recv_bytes);
+  finish(op);
+  account_busy();
 }
 
 void EpExchange::alltoall_i64(const int64_t* send, int64_t* recv, size_t count) {
@@ -80,13 +130,24 @@ void EpExchange::timed(const std::function<void()>& body) { blocking(body, {}, {
 
 EpExchange::InFlight EpExchange::start(const void* send, std::span<const size_t> send_bytes, void* recv,
                                        std::span<const size_t> recv_bytes) {
+  if (!progress_) progress_ = std::make_unique<ProgressThread>(comm_);
   InFlight op;
   op.start = Clock::now();
   op.req = comm_.ialltoallv(send, send_bytes, recv, recv_bytes);
+  progress_->begin();
+  op.progressing.reset(progress_.get());
   op.ready = op.start + as_duration(link_.alltoallv_s(send_bytes, recv_bytes, comm_.rank()));
   op.done = false;
-  times_.blocked_s += seconds_since(op.start);
+  const auto now = Clock::now();
+  times_.blocked_s += std::chrono::duration<double>(now - op.start).count();
+  busy(op.start, now);
   return op;
+}
+
+void EpExchange::complete(InFlight& op) {
+  op.done = true;
+  op.progressing.reset();
+  busy(op.start, std::max(op.arrived_at, op.ready));
 }
 
 void EpExchange::poll(InFlight& op) {
@@ -95,10 +156,8 @@ void EpExchange::poll(InFlight& op) {
   if (!op.arrived && op.req->test()) op.arrived = true, op.arrived_at = Clock::now();
   const auto now = Clock::now();
   times_.blocked_s += std::chrono::duration<double>(now - t0).count();
-  if (op.arrived && now >= op.ready) {
-    op.done = true;
-    times_.comm_s += std::chrono::duration<double>(std::max(op.arrived_at, op.ready) - op.start).count();
-  }
+  busy(t0, now);
+  if (op.arrived && now >= op.ready) complete(op);
 }
 
 void EpExchange::finish(InFlight& op) {
@@ -109,9 +168,10 @@ void EpExchange::finish(InFlight& op) {
     op.arrived = true, op.arrived_at = Clock::now();
   }
   wait_until(op.ready);
-  op.done = true;
-  times_.blocked_s += seconds_since(t0);
-  times_.comm_s += std::chrono::duration<double>(std::max(op.arrived_at, op.ready) - op.start).count();
+  const auto now = Clock::now();
+  times_.blocked_s += std::chrono::duration<double>(now - t0).count();
+  busy(t0, now);
+  complete(op);
 }
 
 void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* out,
@@ -185,7 +245,6 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
     }
   };
 
-  const ProgressThread progress(comm_);
   start_dispatch(0);
   for (int64_t i = 0; i < C; ++i) {
     if (i + 1 < C) start_dispatch(i + 1);
@@ -204,6 +263,7 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
   }
   finish(combine[C - 1]);
   land_combine(C - 1);
+  account_busy();
 }
 
 }  // namespace mlsb::moe_train

@@ -50,13 +50,14 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"fwd_bwd_ms", "ms", Better::Lower, "forward + backward (max over ranks)"},
       {"optimizer_ms", "ms", Better::Lower, "AdamW step and expert-bias update"},
       {"comm_ms", "ms", Better::Lower,
-       "communication: all-to-all(v) and gradient allreduce, a non-blocking all-to-allv from its start to its "
-       "completion, overlapped or not (max over ranks)"},
+       "communication wall time: while an all-to-all(v) is in flight (from its start to its completion, overlapped "
+       "or not) or a communication call (gradient allreduce included) runs; their union, at most step_ms (max over "
+       "ranks)"},
       {"compute_ms", "ms", Better::Lower, "step_ms - exposed_comm_ms: the step's compute-only time"},
       {"exposed_comm_ms", "ms", Better::Lower,
        "step time minus its compute-only time: time inside communication calls, waiting (max over ranks)"},
       {"overlap_efficiency", "ratio", Better::Higher,
-       "communication hidden behind compute: 1 - exposed_comm_ms / comm_ms (0 with overlap=none)"},
+       "communication hidden behind compute: 1 - exposed_comm_ms / comm_ms (about 0 with overlap=none)"},
       {"tokens_per_s", "tokens/s", Better::Higher, "tokens of all ranks per second of step"},
       {"model_tflops", "TFLOP/s", Better::Higher, "Megatron's model FLOPs (fwd + bwd) per second of fwd + bwd"},
       {"mfu", "ratio", Better::Higher, "model_tflops / (peak_tflops * ranks)"},

@@ -55,10 +55,11 @@ class LayerBench final : public Workload {
         "dtype", {"auto"}, "activations and weights: fp32 (cpu), bf16 (cuda; fp32 master weights), auto = the backend's",
         {"auto", "fp32", "bf16"})));
     w.axes.push_back(int_axis("optimizer", {1}, "1 = the step includes AdamW, 0 = forward + backward only", 0, 1));
-    w.axes.push_back(string_axis("overlap", {"none"},
-                                 "expert parallelism: none = blocking all-to-alls; chunked = dispatch of chunk i+1 and "
-                                 "combine of chunk i-1 in flight while the experts compute chunk i (bit-identical)",
-                                 {"none", "chunked"}));
+    w.axes.push_back(
+        string_axis("overlap", {"none"},
+                    "expert parallelism: none = one all-to-all at a time; chunked = dispatch of chunk i+1 and "
+                    "combine of chunk i-1 in flight while the experts compute chunk i (bit-identical)",
+                    {"none", "chunked"}));
     w.axes.push_back(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into", 1,
                               static_cast<double>(kMaxChunks)));
     w.axes.push_back(float_axis("link_gbps", {0.0},

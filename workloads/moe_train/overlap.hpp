@@ -17,7 +17,8 @@
 
 namespace mlsb::moe_train {
 
-/// none: all-to-alls block, one after the other (the reference). chunked: the pipeline above.
+/// none: one all-to-all at a time, finished before anything else runs (the reference). chunked: the pipeline
+/// above. Both start and finish their row all-to-alls the same way (EpExchange): they differ in the schedule only.
 enum class Overlap { None, Chunked };
 Overlap parse_overlap(std::string_view name);  ///< "none" | "chunked"; else std::invalid_argument("overlap: ...")
 

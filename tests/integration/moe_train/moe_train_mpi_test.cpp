@@ -103,12 +103,13 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
     for (const auto& s : c.summaries) m[s.metric] = s.stats.median;
     ASSERT_TRUE(m.count("exposed_comm_ms") && m.count("overlap_efficiency") && m.count("comm_ms")) << c.params_key;
     EXPECT_GE(m["comm_ms"], 4 * 0.2) << "counts, two all-to-allv per direction: each waits the modelled latency";
-    EXPECT_LE(m["exposed_comm_ms"], m["step_ms"] * 1.001);
+    EXPECT_LE(m["comm_ms"], m["step_ms"] * 1.001) << "the union of the intervals communicating, not their sum";
+    EXPECT_LE(m["exposed_comm_ms"], m["comm_ms"] * 1.001);
     EXPECT_NEAR(m["compute_ms"] + m["exposed_comm_ms"], m["step_ms"], 1e-6 * m["step_ms"] + 1e-9);
     EXPECT_GE(m["overlap_efficiency"], 0);
     EXPECT_LE(m["overlap_efficiency"], 1);
     if (c.params["overlap"] == "none") {
-      EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-9) << "nothing runs in flight";
+      EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-3) << "nothing is in flight outside a communication call";
     }
   }
 }
