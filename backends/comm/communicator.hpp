@@ -29,8 +29,9 @@ enum class ReduceOp { Sum, Max, Min };
 
 /// A non-blocking collective in flight (Communicator::ialltoallv). Its buffers and byte counts belong to
 /// the caller and must stay alive and untouched until it completes. Destroying one that has not completed
-/// waits for it up to the communicator's settle time and never throws; if it is still in flight then, the
-/// communicator refuses further calls (as after a timeout).
+/// waits for it up to the communicator's settle time (not when the communicator already refuses calls:
+/// the call that broke it has waited) and never throws; if it is still in flight then, the communicator
+/// refuses further calls (as after a timeout).
 class CommRequest {
  public:
   virtual ~CommRequest() = default;

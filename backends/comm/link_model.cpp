@@ -30,6 +30,9 @@ LinkModel make_link_model(double link_gbps, double link_latency_us) {
                                 std::to_string(link_gbps));
   if (!(link_latency_us >= 0) || !std::isfinite(link_latency_us))
     throw std::invalid_argument("link_latency_us: must be >= 0, got " + std::to_string(link_latency_us));
+  if (link_latency_us > 0 && link_gbps == 0)
+    throw std::invalid_argument("link_gbps: a modelled link needs a bandwidth > 0 (link_latency_us is " +
+                                std::to_string(link_latency_us) + ")");
   return LinkModel{link_gbps, link_latency_us * 1e-6};
 }
 

@@ -24,7 +24,7 @@ struct LinkModel {
 };
 
 /// Throws std::invalid_argument naming the axis ("link_gbps: ...", "link_latency_us: ...") when the
-/// bandwidth or latency is negative or not finite.
+/// bandwidth or latency is negative or not finite, or a latency is given without a bandwidth.
 LinkModel make_link_model(double link_gbps, double link_latency_us);
 
 }  // namespace mlsb::comm

@@ -269,7 +269,7 @@ class MpiCommunicator final : public Communicator {
     Pending(MpiCommunicator& c, const char* name) : q(c, name) {}
     ~Pending() override {
       if (done) return;
-      q.settle();
+      if (q.comm.broken_.empty()) q.settle();  // once broken, an earlier call has waited its settle time already
       if (std::any_of(q.reqs.begin(), q.reqs.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }))
         q.comm.broken_ = std::string(q.what) + ": abandoned while in flight";
     }

@@ -1,6 +1,7 @@
 // Expert parallelism on 4 real Open MPI ranks: all-to-all dispatch verified against the per-token
 // reference (remote experts included), time split into compute and communication, and E not divisible
-// by the ranks skipped naming the axis; overlap=chunked bit-identical to overlap=none with its metrics.
+// by the ranks skipped naming the axis; overlap=chunked bit-identical to overlap=none with its metrics, and
+// a rank that dies or hangs mid-chunk ending the job.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,14 +15,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string mpirun_binary(int ranks) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-         "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe '" + test::binary().string() + "' ";
-}
+using test::count;
+using test::mpi_program;
+using test::mpirun;
+using test::shell_quote;
 
 // `mlsysbench --db DB ARGS` on `ranks` Open MPI ranks.
 auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
-  return test::run_shell(mpirun_binary(ranks) + "--db '" + db.string() + "' " + args);
+  return test::run_shell(mpirun(ranks, 600) + shell_quote(test::binary()) + " --db " + shell_quote(db) + " " + args);
 }
 
 // The one run stored in `db`.
@@ -60,29 +61,38 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
 }
 
 TEST(MoeTrainMpi, ExpertParallelGradientsEqualOneRankWithEveryExpert) {
-  const fs::path check = fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / "moe_ep_check";
+  const fs::path check = mpi_program("moe_ep_check");
   if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
   for (int ranks : {2, 4}) {
-    const auto r = test::run_shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun -n " +
-                                   std::to_string(ranks) + " --oversubscribe '" + check.string() + "'");
+    const auto r = test::run_shell(mpirun(ranks, 120) + shell_quote(check));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    int ok = 0;
-    for (size_t at = r.out.find(" ok router"); at != std::string::npos; at = r.out.find(" ok router", at + 1)) ++ok;
-    EXPECT_EQ(ok, 3 * ranks) << r.out;
+    EXPECT_EQ(count(r.out, " ok router"), 3 * ranks) << r.out;
   }
 }
 
 TEST(MoeTrainMpi, ChunkedOverlapIsBitIdenticalToNoneForEveryRouterAndCapacity) {
-  const fs::path check = fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / "moe_overlap_check";
+  const fs::path check = mpi_program("moe_overlap_check");
   if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
-  const auto r = test::run_shell(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun -n 4 "
-      "--oversubscribe '" +
-      check.string() + "'");
+  const auto r = test::run_shell(mpirun(4, 300) + shell_quote(check));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  int ok = 0;
-  for (size_t at = r.out.find(" ok router"); at != std::string::npos; at = r.out.find(" ok router", at + 1)) ++ok;
-  EXPECT_EQ(ok, 3 * 3 * 2 * 4) << "routers x capacity modes x token counts x ranks\n" << r.out;
+  EXPECT_EQ(count(r.out, " ok router"), 3 * 3 * 2 * 4) << "routers x capacity modes x token counts x ranks\n" << r.out;
+}
+
+// A rank that exits mid-chunk: mpirun ends the job. One that hangs there: its peers leave the pipeline with
+// CommTimeout after the 2 s collective timeout and 2 s settling what is in flight, and exit.
+TEST(MoeTrainMpi, ARankThatDiesOrHangsMidChunkEndsTheJobWithAnErrorNotAHang) {
+  const fs::path check = mpi_program("moe_overlap_check");
+  if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
+  for (const std::string mode : {"die", "absent"}) {
+    const auto t = test::run_timed(mpirun(4, 120) + shell_quote(check) + " " + mode);
+    EXPECT_NE(t.r.exit_code, 0) << mode << "\n" << t.r.out << t.r.err;
+    EXPECT_NE(t.r.exit_code, 124) << mode << ": mpirun hung\n" << t.r.out << t.r.err;
+    EXPECT_EQ(count(t.r.out, "FAIL"), 0) << t.r.out;
+    if (mode == "absent") {
+      EXPECT_EQ(count(t.r.out, "ok CommTimeout after "), 3) << t.r.out;
+    }
+    EXPECT_LT(t.seconds, 20) << mode << "\n" << t.r.out << t.r.err;
+  }
 }
 
 TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {

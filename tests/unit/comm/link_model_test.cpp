@@ -21,16 +21,18 @@ TEST(CommLinkModel, BytesOverBandwidthPlusLatencyPerMessage) {
   const std::vector<size_t> send = {100, 7000, 300}, recv = {50, 7000, 500};
   EXPECT_NEAR(link.alltoallv_s(send, recv, 1), 550 / 2e9 + 2 * 1e-5, 1e-15);
   EXPECT_EQ(LinkModel{}.alltoallv_s(send, recv, 1), 0) << "no model: the real transport alone";
-  EXPECT_FALSE(make_link_model(0, 5).active());
+  EXPECT_FALSE(make_link_model(0, 0).active());
 }
 
-TEST(CommLinkModel, NegativeOrNonFiniteValuesNameTheAxis) {
+TEST(CommLinkModel, NegativeOrNonFiniteValuesOrALatencyWithoutBandwidthNameTheAxis) {
   EXPECT_THAT([] { make_link_model(-1, 0); },
               testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("link_gbps:")));
   EXPECT_THAT([] { make_link_model(NAN, 0); },
               testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("link_gbps:")));
   EXPECT_THAT([] { make_link_model(1, -3); },
               testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("link_latency_us:")));
+  EXPECT_THAT([] { make_link_model(0, 5); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("link_gbps:")));
 }
 
 }  // namespace
