@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "app/commands/commands.hpp"
@@ -67,16 +66,9 @@ int usage_error(const CLI::App& app, const std::vector<mlsb::cli::Command>& comm
 
 int main(int argc, char** argv) {
   namespace cli = mlsb::cli;
-  // Runs stored before a workload became a family of benchmarks read back under the benchmarks' names.
-  mlsb::reports::set_case_renamer(
-      [](std::string& workload, nlohmann::json& params, std::string& key, std::string& label) {
-        if (auto name = mlsb::rename_stored_case(workload, params, label)) {
-          workload = std::move(name->workload);
-          params = std::move(name->params);
-          key = std::move(name->params_key);
-          label = std::move(name->label);
-        }
-      });
+  // Runs stored by earlier builds (before a workload became a family of benchmarks, or a benchmark gained
+  // an axis) read back under the names this build gives their cases.
+  mlsb::reports::set_case_renamer(mlsb::rename_stored_case);
   CLI::App app{
       "mlsysbench: benchmarks and agent-tool evaluation for large-model systems.\n"
       "Results go to an SQLite store (--db, $MLSB_DB, default ./mlsysbench.db)."};

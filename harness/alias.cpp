@@ -90,22 +90,33 @@ std::vector<WorkloadEntry> resolve_alias(const std::string& workload, const Axis
   return out;
 }
 
-std::optional<StoredCaseName> rename_stored_case(std::string_view workload, const nlohmann::json& params,
-                                                 std::string_view label) {
+void rename_stored_case(std::string& workload, nlohmann::json& params, std::string& key, std::string& label) {
+  std::string target = workload;
   const WorkloadAlias* alias = find_alias(workload);
-  if (!alias) return std::nullopt;
-  std::string value = alias->default_value;
-  if (params.contains(alias->axis) && params[alias->axis].is_string()) value = params[alias->axis].get<std::string>();
-  const std::string* target = target_of(*alias, value);
-  if (!target) return std::nullopt;  // a mode this build no longer has: left as stored
-  const WorkloadInfo info = make_workload(*target)->info();
-  Params kept;
+  if (alias) {
+    std::string value = alias->default_value;
+    if (params.contains(alias->axis) && params[alias->axis].is_string()) value = params[alias->axis].get<std::string>();
+    const std::string* picked = target_of(*alias, value);
+    if (!picked) return;  // a mode this build no longer has: left as stored
+    target = *picked;
+  } else if (const auto known = workload_names(); !std::binary_search(known.begin(), known.end(), workload)) {
+    return;  // a workload this build does not know (an import, or one since removed)
+  }
+  const WorkloadInfo info = make_workload(target)->info();
+  Params named;
   for (const auto& [axis, v] : params.items())
-    if (info.find_axis(axis)) kept[axis] = value_from_json(v);
+    if (!alias || info.find_axis(axis)) named[axis] = value_from_json(v);
+  bool filled = false;
+  for (const auto& axis : info.axes)
+    if (axis.defaults.size() == 1 && named.emplace(axis.name, axis.defaults[0]).second) filled = true;
+  if (!alias && !filled) return;
   std::set<std::string> given;  // the axes the old label named (a swept axis at its default stays named)
   for (const auto& part : split(label, ','))
     if (const size_t eq = part.find('='); eq != std::string::npos) given.insert(part.substr(0, eq));
-  return StoredCaseName{*target, to_json(kept), params_key(kept), case_label(info, kept, given)};
+  workload = std::move(target);
+  params = to_json(named);
+  key = params_key(named);
+  label = case_label(info, named, given);
 }
 
 }  // namespace mlsb

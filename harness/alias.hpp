@@ -1,8 +1,7 @@
 #pragma once
 // Names that used to be one workload with a mode axis and are now a family of benchmarks
 // ("compress" with mode=plan is now "compress.plan"): runs, suites and stored results that use the old
-// spelling keep working through an alias.
-#include <optional>
+// spelling keep working through an alias; and the name a stored case has in this build.
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,16 +46,15 @@ struct WorkloadEntry {
 /// that none of the picked benchmarks has (naming the benchmarks that do).
 std::vector<WorkloadEntry> resolve_alias(const std::string& workload, const AxisOverrides& params);
 
-/// The name a case stored under an alias has now: the benchmark its alias axis picks, its params
-/// restricted to that benchmark's axes, and params_key and label recomputed as a run of this build would
-/// name it (the label keeps the axes the old one named). nullopt when `workload` is not an alias.
-struct StoredCaseName {
-  std::string workload;
-  nlohmann::json params;
-  std::string params_key, label;
-};
-std::optional<StoredCaseName> rename_stored_case(std::string_view workload, const nlohmann::json& params,
-                                                 std::string_view label);
+/// Renames a stored case to the name a run of this build gives it, so that runs stored by earlier builds
+/// pair with new ones (in compare, history and baselines): a case stored under an alias moves to the
+/// benchmark its alias axis picks, its params restricted to that benchmark's axes; an axis its benchmark
+/// has now but the stored params lack (added since) takes its default, which is what the case ran (an axis
+/// with several defaults stays absent: which one it ran is unknown). Then params_key and label are
+/// recomputed as a run of this build names the case (the label keeps the axes the old one named). A case
+/// of a workload this build does not know, of a mode it no longer has, or that lacks no axis, is left as
+/// stored. The signature is reports::CaseRenamer's: the application installs it with set_case_renamer.
+void rename_stored_case(std::string& workload, nlohmann::json& params, std::string& params_key, std::string& label);
 
 }  // namespace mlsb
 

@@ -29,12 +29,13 @@ struct StoreError : std::runtime_error { using std::runtime_error::runtime_error
 /// Error messages name the file, the failed operation and SQLite's reason (never SQL text), e.g.
 /// "r.db: cannot insert case: database is locked".
 /// Renames a case stored under a name a later build replaced (a workload that became a family of
-/// benchmarks): may rewrite workload, params, params_key and label; leaves other cases alone.
+/// benchmarks, a benchmark that gained an axis): may rewrite workload, params, params_key and label;
+/// leaves other cases alone.
 using CaseRenamer =
     std::function<void(std::string& workload, nlohmann::json& params, std::string& params_key, std::string& label)>;
 /// Installs the renamer every Store of this process applies to the cases and history points it loads,
-/// so runs stored before a rename pair with runs stored after it (the application installs one built
-/// from the workload registry's aliases; none by default).
+/// so runs stored before a rename pair with runs stored after it (the application installs
+/// rename_stored_case, built from the workload registry and its aliases; none by default).
 void set_case_renamer(CaseRenamer renamer);
 
 class Store {

@@ -27,6 +27,21 @@ std::string_view to_string(ElemType t);
 
 enum class ReduceOp { Sum, Max, Min };
 
+/// A non-blocking collective in flight (Communicator::ialltoallv). Its buffers and byte counts belong to
+/// the caller and must stay alive and untouched until it completes. Destroying one that has not completed
+/// waits for it up to the communicator's settle time (not when the communicator already refuses calls:
+/// the call that broke it has waited) and never throws; if it is still in flight then, the communicator
+/// refuses further calls (as after a timeout).
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  /// Progresses the operation without blocking; true once it has completed. Throws CommError.
+  virtual bool test() = 0;
+  /// Blocks until the operation completes, under the communicator's timeout and cancel flag; throws
+  /// CommTimeout or CommError like the blocking collectives.
+  virtual void wait() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -68,6 +83,17 @@ class Communicator {
   /// arrive from rank r at the prefix-sum offset of recv.
   virtual void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                          std::span<const size_t> recv_bytes) = 0;
+  /// alltoallv started without blocking: the same contract, completed by the returned request's wait()
+  /// (or a test() that returns true). Every rank starts its non-blocking collectives in the same order.
+  /// The default runs the blocking alltoallv and returns a completed request (local, nccl); mpi starts
+  /// MPI_Ialltoallv, which Open MPI progresses inside MPI calls (test() and wait() among them).
+  virtual std::unique_ptr<CommRequest> ialltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                                                  std::span<const size_t> recv_bytes);
+  /// Lets the library move non-blocking operations in flight forward without waiting for them: Open MPI
+  /// progresses them only inside MPI calls, so a thread computing for long holds up its peers. Safe to call
+  /// from a second thread while the first one computes or tests (mpi: MPI_Iprobe under
+  /// MPI_THREAD_MULTIPLE). The default does nothing (local and nccl have nothing to progress on the host).
+  virtual void progress() {}
   /// buf (count elements) of rank `root` is copied to every rank.
   virtual void broadcast(void* buf, size_t count, ElemType type, int root) = 0;
   /// Sends send_bytes to rank `dst` while receiving recv_bytes from rank `src` (ring steps).

@@ -196,39 +196,21 @@ class MpiCommunicator final : public Communicator {
   void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                  std::span<const size_t> recv_bytes) override {
     Requests q(*this, "alltoallv");
-    const auto n = static_cast<size_t>(size_);
-    if (send_bytes.size() != n || recv_bytes.size() != n)
-      throw CommError("mpi alltoallv: send_bytes and recv_bytes need " + std::to_string(n) + " entries, got " +
-                      std::to_string(send_bytes.size()) + " and " + std::to_string(recv_bytes.size()));
-    std::vector<size_t> sdispl(n), rdispl(n);
-    size_t stotal = 0, rtotal = 0;
-    for (size_t r = 0; r < n; ++r) {
-      sdispl[r] = stotal;
-      rdispl[r] = rtotal;
-      stotal = add(stotal, send_bytes[r], q.what);
-      rtotal = add(rtotal, recv_bytes[r], q.what);
-    }
-    if (stotal && send == recv) throw CommError("mpi alltoallv: send and recv must be distinct buffers");
-    std::vector<int> sc, sd, rc, rd;  // alive until the wait
-    if (std::max(stotal, rtotal) <= limit()) {
-      for (size_t r = 0; r < n; ++r) {
-        sc.push_back(static_cast<int>(send_bytes[r]));
-        sd.push_back(static_cast<int>(sdispl[r]));
-        rc.push_back(static_cast<int>(recv_bytes[r]));
-        rd.push_back(static_cast<int>(rdispl[r]));
-      }
-      q.check(MPI_Ialltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(), MPI_BYTE, comm_,
-                             q.next()));
-    } else {
-      if (send_bytes[rank_] != recv_bytes[rank_])
-        throw CommError("mpi alltoallv: this rank sends itself " + std::to_string(send_bytes[rank_]) +
-                        " bytes but expects " + std::to_string(recv_bytes[rank_]));
-      for (int r = 0; r < size_; ++r)
-        if (r != rank_)
-          exchange(q, cbytes(send) + sdispl[r], send_bytes[r], r, bytes(recv) + rdispl[r], recv_bytes[r], r);
-      if (send_bytes[rank_]) std::memcpy(bytes(recv) + rdispl[rank_], cbytes(send) + sdispl[rank_], send_bytes[rank_]);
-    }
+    std::vector<int> counts;  // alive until the wait
+    start_alltoallv(q, counts, send, send_bytes, recv, recv_bytes);
     q.wait();
+  }
+
+  std::unique_ptr<CommRequest> ialltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                                          std::span<const size_t> recv_bytes) override {
+    auto pending = std::make_unique<Pending>(*this, "ialltoallv");
+    start_alltoallv(pending->q, pending->counts, send, send_bytes, recv, recv_bytes);
+    return pending;
+  }
+
+  void progress() override {
+    int flag = 0;  // probing enters Open MPI's progress engine, which advances every pending request
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
   }
 
   void broadcast(void* buf, size_t count, ElemType type, int root) override {
@@ -272,13 +254,72 @@ class MpiCommunicator final : public Communicator {
       comm.broken_ = std::string(what) + ": " + why;
       throw CommError("mpi " + std::string(what) + ": " + why);
     }
+    bool test();  // one MPI_Testall: true once every request completed; fail() on an error
     void wait();
     void settle();
 
     MpiCommunicator& comm;
     const char* what;
     std::vector<MPI_Request> reqs;  // MPI_REQUEST_NULL once complete
+    std::vector<MPI_Status> statuses;
   };
+
+  // A non-blocking collective: its requests and the counts MPI reads until they complete.
+  struct Pending final : CommRequest {
+    Pending(MpiCommunicator& c, const char* name) : q(c, name) {}
+    ~Pending() override {
+      if (done) return;
+      if (q.comm.broken_.empty()) q.settle();  // once broken, an earlier call has waited its settle time already
+      if (std::any_of(q.reqs.begin(), q.reqs.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }))
+        q.comm.broken_ = std::string(q.what) + ": abandoned while in flight";
+    }
+    bool test() override { return done = done || q.test(); }
+    void wait() override {
+      if (!done) q.wait();
+      done = true;
+    }
+    Requests q;
+    std::vector<int> counts;
+    bool done = false;
+  };
+
+  // Posts an alltoallv's requests into q; `counts` keeps MPI's int counts and displacements alive.
+  void start_alltoallv(Requests& q, std::vector<int>& counts, const void* send, std::span<const size_t> send_bytes,
+                       void* recv, std::span<const size_t> recv_bytes) {
+    const auto n = static_cast<size_t>(size_);
+    if (send_bytes.size() != n || recv_bytes.size() != n)
+      throw CommError("mpi " + std::string(q.what) + ": send_bytes and recv_bytes need " + std::to_string(n) +
+                      " entries, got " + std::to_string(send_bytes.size()) + " and " +
+                      std::to_string(recv_bytes.size()));
+    std::vector<size_t> sdispl(n), rdispl(n);
+    size_t stotal = 0, rtotal = 0;
+    for (size_t r = 0; r < n; ++r) {
+      sdispl[r] = stotal;
+      rdispl[r] = rtotal;
+      stotal = add(stotal, send_bytes[r], q.what);
+      rtotal = add(rtotal, recv_bytes[r], q.what);
+    }
+    if (stotal && send == recv)
+      throw CommError("mpi " + std::string(q.what) + ": send and recv must be distinct buffers");
+    if (std::max(stotal, rtotal) <= limit()) {
+      counts.resize(4 * n);  // send counts, send displacements, recv counts, recv displacements
+      int* sc = counts.data();
+      int *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n;
+      for (size_t r = 0; r < n; ++r) {
+        sc[r] = static_cast<int>(send_bytes[r]), sd[r] = static_cast<int>(sdispl[r]);
+        rc[r] = static_cast<int>(recv_bytes[r]), rd[r] = static_cast<int>(rdispl[r]);
+      }
+      q.check(MPI_Ialltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, comm_, q.next()));
+    } else {
+      if (send_bytes[rank_] != recv_bytes[rank_])
+        throw CommError("mpi " + std::string(q.what) + ": this rank sends itself " + std::to_string(send_bytes[rank_]) +
+                        " bytes but expects " + std::to_string(recv_bytes[rank_]));
+      for (int r = 0; r < size_; ++r)
+        if (r != rank_)
+          exchange(q, cbytes(send) + sdispl[r], send_bytes[r], r, bytes(recv) + rdispl[r], recv_bytes[r], r);
+      if (send_bytes[rank_]) std::memcpy(bytes(recv) + rdispl[rank_], cbytes(send) + sdispl[rank_], send_bytes[rank_]);
+    }
+  }
 
   static size_t limit() { return g_message_limit.load(std::memory_order_relaxed); }
   static size_t chunk_elems(size_t es) { return std::max<size_t>(1, limit() / es); }
@@ -320,21 +361,26 @@ class MpiCommunicator final : public Communicator {
   std::string broken_;  // why the communicator refuses calls; empty while usable
 };
 
+bool MpiCommunicator::Requests::test() {
+  if (reqs.empty()) return true;
+  statuses.resize(reqs.size());
+  int done = 0;
+  const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, statuses.data());
+  if (rc == MPI_ERR_IN_STATUS) {
+    for (const auto& s : statuses)
+      if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) fail(mpi_error(s.MPI_ERROR));
+    fail(mpi_error(rc));
+  }
+  if (rc != MPI_SUCCESS) fail(mpi_error(rc));
+  return done != 0;
+}
+
 void MpiCommunicator::Requests::wait() {
   using Clock = std::chrono::steady_clock;
   if (reqs.empty()) return;
-  std::vector<MPI_Status> statuses(reqs.size());
   const auto start = Clock::now();
   for (long polls = 0;; ++polls) {
-    int done = 0;
-    const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, statuses.data());
-    if (rc == MPI_ERR_IN_STATUS) {
-      for (const auto& s : statuses)
-        if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) fail(mpi_error(s.MPI_ERROR));
-      fail(mpi_error(rc));
-    }
-    if (rc != MPI_SUCCESS) fail(mpi_error(rc));
-    if (done) return;
+    if (test()) return;
     if (comm.cancelled()) fail("cancelled");
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (waited > comm.timeout_s_) {

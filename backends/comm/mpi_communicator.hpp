@@ -14,7 +14,8 @@ namespace mlsb::comm {
 /// limit are split, so 64-bit counts work with Open MPI's int counts. After a timeout, a cancellation
 /// or an error the communicator refuses further calls (CommError), since a collective is left pending
 /// on it; the receive buffers of that collective may still be written if a late rank arrives.
-/// In-place operation (send == recv) is allowed for allreduce only.
+/// In-place operation (send == recv) is allowed for allreduce only. ialltoallv is MPI_Ialltoallv (or, above the
+/// message limit, point-to-point requests), progressed by its request's test() and wait().
 std::unique_ptr<Communicator> make_mpi_communicator();
 
 /// The largest message one MPI call carries, in bytes (default 1 GiB; at most INT_MAX). Tests lower it

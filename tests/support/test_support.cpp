@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -59,6 +60,26 @@ CommandResult run_shell(const std::string& command) {
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+fs::path mpi_program(const std::string& name) { return fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / name; }
+
+std::string mpirun(int ranks, int limit_s) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 timeout " +
+         std::to_string(limit_s) + " mpirun -n " + std::to_string(ranks) + " --oversubscribe ";
+}
+
+Timed run_timed(const std::string& command) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Timed t{run_shell(command)};
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return t;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
 }
 
 void write_file(const fs::path& path, const std::string& text) {

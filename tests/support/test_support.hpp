@@ -43,6 +43,20 @@ CommandResult run_cli(const std::string& args);
 /// Runs `mlsysbench --db DB ARGS`.
 CommandResult run_cli(const std::filesystem::path& db, const std::string& args);
 
+/// A program of tests/mpi (built beside the test binaries).
+std::filesystem::path mpi_program(const std::string& name);
+/// "mpirun -n RANKS --oversubscribe " with the settings a root user on 2 cores needs, ended after `limit_s`
+/// (exit status 124): the program and its arguments follow.
+std::string mpirun(int ranks, int limit_s = 90);
+/// A command's result and how long it ran.
+struct Timed {
+  CommandResult r;
+  double seconds = 0;
+};
+Timed run_timed(const std::string& command);
+/// Occurrences of `what` in `text`, not overlapping.
+int count(const std::string& text, const std::string& what);
+
 /// Writes `text` to `path` (creating parent folders).
 void write_file(const std::filesystem::path& path, const std::string& text);
 /// Reads a whole file; throws std::runtime_error when it cannot.

@@ -4,8 +4,6 @@
 
 namespace mlsb::compress {
 
-double transfer_s(double bytes, double link_gbps) { return bytes / (link_gbps * 1e9); }
-
 double modelled_step_s(double compress_s, double wire_bytes, double decompress_s, double link_gbps) {
   return compress_s + transfer_s(wire_bytes, link_gbps) + decompress_s;
 }

@@ -1,10 +1,12 @@
 #pragma once
 // What-if model of a link: a transfer costs compress + bytes / bandwidth + decompress. Bandwidths are
-// GB/s (1e9 bytes/s, the unit of algbw/busbw; 100 Gbit/s Ethernet is 12.5 GB/s).
+// GB/s (1e9 bytes/s, the unit of algbw/busbw; 100 Gbit/s Ethernet is 12.5 GB/s). The transfer itself is
+// backends/comm/link_model.hpp's, which expert parallelism (moe_train) models its links with too.
+#include "backends/comm/link_model.hpp"
+
 namespace mlsb::compress {
 
-/// Seconds to move `bytes` over a link of `link_gbps` GB/s (link_gbps > 0).
-double transfer_s(double bytes, double link_gbps);
+using comm::transfer_s;
 
 /// Modelled time of one compressed transfer step: compress_s + wire_bytes / link + decompress_s.
 double modelled_step_s(double compress_s, double wire_bytes, double decompress_s, double link_gbps);

@@ -14,11 +14,11 @@ constexpr int64_t kRowChunk = 64;  // rows per unit of element-wise work
 
 template <typename T>
 void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, T* y,
-                     ExpertCache<T>& cache, int threads, GemmStats& stats) {
+                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first, int64_t last) {
   const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
   cache.h13.resize(rows * 2 * f);
   cache.a.resize(rows * f);
-  for (int64_t e = 0; e < w.experts; ++e) {
+  for (int64_t e = first; e < (last < 0 ? w.experts : last); ++e) {
     const int64_t o = offsets[e], m = offsets[e + 1] - o;
     if (m == 0) continue;
     T* h13 = cache.h13.data() + o * 2 * f;
@@ -39,11 +39,12 @@ void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int6
 
 template <typename T>
 void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, const T* dy,
-                      ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats) {
+                      ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats,
+                      int64_t first, int64_t last) {
   const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
   auto& dh13 = cache.dh13;
   dh13.resize(rows * 2 * f);
-  for (int64_t e = 0; e < w.experts; ++e) {
+  for (int64_t e = first; e < (last < 0 ? w.experts : last); ++e) {
     const int64_t o = offsets[e], m = offsets[e + 1] - o;
     if (m == 0) continue;
     const T* h13 = cache.h13.data() + o * 2 * f;
@@ -71,12 +72,13 @@ void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int
 }
 
 template void experts_forward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, float*,
-                              ExpertCache<float>&, int, GemmStats&);
+                              ExpertCache<float>&, int, GemmStats&, int64_t, int64_t);
 template void experts_forward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, double*,
-                              ExpertCache<double>&, int, GemmStats&);
+                              ExpertCache<double>&, int, GemmStats&, int64_t, int64_t);
 template void experts_backward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, const float*,
-                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&);
+                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&, int64_t, int64_t);
 template void experts_backward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, const double*,
-                               ExpertCache<double>&, double*, ExpertWeights<double>&, int, GemmStats&);
+                               ExpertCache<double>&, double*, ExpertWeights<double>&, int, GemmStats&, int64_t,
+                               int64_t);
 
 }  // namespace mlsb::moe_train

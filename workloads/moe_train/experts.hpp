@@ -42,14 +42,17 @@ struct ExpertCache {
 
 /// y [rows, h] = SwiGLU expert FFN of x [rows, h], expert e on rows [offsets[e], offsets[e+1]).
 /// `threads` splits the element-wise work (the GEMMs use OpenBLAS's threads). Adds to `stats`.
+/// Only experts [first, last) run (last -1: all); the cache holds offsets[experts] rows either way, so
+/// running the experts one by one makes the same GEMM calls as running them together.
 template <typename T>
 void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, T* y,
-                     ExpertCache<T>& cache, int threads, GemmStats& stats);
+                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first = 0, int64_t last = -1);
 
 /// Given dy [rows, h]: dx [rows, h] (overwritten) and weight gradients added into `grad` (same shape
-/// as w). Uses the cache of the matching forward.
+/// as w). Uses the cache of the matching forward. Experts [first, last) only, as experts_forward.
 template <typename T>
 void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, const T* dy,
-                      ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats);
+                      ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats,
+                      int64_t first = 0, int64_t last = -1);
 
 }  // namespace mlsb::moe_train

@@ -8,17 +8,18 @@
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
 #include "backends/cuda/device.hpp"
-#include "util/clock.hpp"
-#include "util/peak_memory.hpp"
 #include "harness/axes.hpp"
 #include "harness/registry.hpp"
-#include "workloads/moe_train/flops.hpp"
-#include "workloads/moe_train/gpu_layer.hpp"
-#include "workloads/moe_train/layer_check.hpp"
+#include "util/clock.hpp"
+#include "util/peak_memory.hpp"
 #include "workloads/moe_train/case_config.hpp"
 #include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
+#include "workloads/moe_train/flops.hpp"
+#include "workloads/moe_train/gpu_layer.hpp"
+#include "workloads/moe_train/layer_check.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
+#include "workloads/moe_train/overlap_check.hpp"
 
 namespace mlsb::moe_train {
 namespace {
@@ -32,7 +33,8 @@ std::vector<float> normal_values(int64_t n, std::mt19937_64 rng) {
 
 // Step-level numbers every backend reports, before they are agreed across ranks.
 struct StepNumbers {
-  double forward_s = 0, backward_s = 0, optimizer_s = 0, comm_s = 0, gemm_s = 0, gemm_flop = 0;
+  double forward_s = 0, backward_s = 0, optimizer_s = 0, gemm_s = 0, gemm_flop = 0;
+  CommTimes comm;
   double aux = 0, z = 0, objective = 0, peak_bytes = 0;
   std::vector<int64_t> rows_per_expert;  // after capacity, all ranks
   int64_t dropped = 0;
@@ -53,16 +55,30 @@ class LayerBench final : public Workload {
         "dtype", {"auto"}, "activations and weights: fp32 (cpu), bf16 (cuda; fp32 master weights), auto = the backend's",
         {"auto", "fp32", "bf16"})));
     w.axes.push_back(int_axis("optimizer", {1}, "1 = the step includes AdamW, 0 = forward + backward only", 0, 1));
+    w.axes.push_back(
+        string_axis("overlap", {"none"},
+                    "expert parallelism: none = one all-to-all at a time; chunked = dispatch of chunk i+1 and "
+                    "combine of chunk i-1 in flight while the experts compute chunk i (bit-identical)",
+                    {"none", "chunked"}));
+    w.axes.push_back(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into", 1,
+                              static_cast<double>(kMaxChunks)));
+    w.axes.push_back(float_axis("link_gbps", {0.0},
+                                "modelled link for the all-to-alls, GB/s per rank: each completes no earlier than "
+                                "bytes / bandwidth + latency per message after its start; 0 = the real transport alone",
+                                0, 1e6));
+    w.axes.push_back(float_axis("link_latency_us", {0.0}, "modelled link: latency per message, microseconds", 0, 1e9));
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "comm_ms",
-                                "compute_ms", "tokens_per_s", "model_tflops", "mfu", "peak_tflops",
-                                "expert_gemm_tflops", "expert_gemm_peak_ratio", "peak_memory_mb", "load_imbalance",
-                                "dropped_fraction", "aux_loss", "z_loss", "objective"});
+                                "compute_ms", "exposed_comm_ms", "overlap_efficiency", "tokens_per_s",
+                                "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
+                                "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
+                                "objective"});
     w.primary_metric = "step_ms";
     w.examples = {
         "run moe_train.layer -p experts=8,16,32,64",
         "run moe_train.layer -p capacity_factor=1,1.25 -p drop_policy=probs,position",
         "run moe_train.layer -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
+        "run moe_train.layer -p overlap=none,chunked -p chunks=4 -p link_gbps=1",
     };
     w.runner = {.warmup = 1, .min_samples = 5, .max_samples = 50, .min_time_s = 0.5, .max_noise = 0.03,
                 .max_time_s = 20, .timeout_s = 1200};
@@ -79,6 +95,21 @@ class LayerBench final : public Workload {
     comm_ = &state.comm();
     const int ranks = comm_->size();
     config_ = layer_config(state, ranks);
+    try {
+      ep_.overlap = parse_overlap(state.get_string("overlap"));
+      ep_.chunks = state.get_int("chunks");
+      ep_.link = comm::make_link_model(state.get_float("link_gbps"), state.get_float("link_latency_us"));
+      validate(ep_);
+    } catch (const std::invalid_argument& e) {
+      state.skip(e.what());
+    }
+    const bool overlapped = ep_.overlap == Overlap::Chunked || ep_.link.active();
+    if (state.backend() == "cuda" && overlapped)
+      state.skip(
+          "overlap, link_gbps: overlapped and modelled-link expert parallelism run on the cpu backend (the cuda "
+          "layer is single-GPU and communicates nothing)");
+    if (ranks == 1 && overlapped)
+      state.warn("one rank: nothing is communicated, so overlap and link_gbps change nothing (run under mpirun)");
     tokens_ = state.get_int("tokens");
     threads_ = static_cast<int>(state.get_int("threads"));
     optimizer_ = state.get_int("optimizer") != 0;
@@ -106,7 +137,7 @@ class LayerBench final : public Workload {
     cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(config_, tokens_, ranks));
     peak_tflops_ = cpu_peak_.tflops();
     reset_peak_rss();
-    layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_);
+    layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);
     layer_->init(state.seed());
     optim_ = std::make_unique<AdamW<float>>(optimizer_config(state));
     auto& p = layer_->params();
@@ -132,7 +163,7 @@ class LayerBench final : public Workload {
     const double fwd = comm_->max_over_ranks(n.forward_s), bwd = comm_->max_over_ranks(n.backward_s);
     const double fb = comm_->max_over_ranks(n.forward_s + n.backward_s);
     const double step = comm_->max_over_ranks(n.forward_s + n.backward_s + n.optimizer_s);
-    const double comm_s = comm_->max_over_ranks(n.comm_s);
+    const double comm_s = comm_->max_over_ranks(n.comm.comm_s), exposed = comm_->max_over_ranks(n.comm.blocked_s);
     const double ranks = comm_->size();
     state.record("step_ms", step * 1e3);
     state.record("forward_ms", fwd * 1e3);
@@ -141,7 +172,9 @@ class LayerBench final : public Workload {
     if (optimizer_) state.record("optimizer_ms", comm_->max_over_ranks(n.optimizer_s) * 1e3);
     if (ranks > 1) {
       state.record("comm_ms", comm_s * 1e3);
-      state.record("compute_ms", (step - comm_s) * 1e3);
+      state.record("exposed_comm_ms", exposed * 1e3);
+      state.record("compute_ms", (step - exposed) * 1e3);
+      state.record("overlap_efficiency", comm_s > 0 ? std::clamp(1 - exposed / comm_s, 0.0, 1.0) : 0.0);
     }
     state.record("tokens_per_s", ranks * static_cast<double>(tokens_) / step);
     const double tflops = moe_layer_flop(config_, tokens_) * ranks / fb / 1e12;
@@ -177,6 +210,11 @@ class LayerBench final : public Workload {
     fresh.forward(x_.data(), tokens_, y_.data());
     const std::string out = check_layer_output(fresh, x_.data(), y_.data(), state.seed());
     if (!out.empty()) state.fail("forward output: " + out);
+    if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
+      const std::string same =
+          check_overlap_identical(config_, *comm_, threads_, ep_, state.seed(), x_.data(), dy_.data(), tokens_);
+      if (!same.empty()) state.fail(same);
+    }
     if (optimizer_ && lr_ > 0 && steps_ >= 3 && !(last_objective_ < first_objective_))
       state.fail("AdamW did not decrease the objective: " + std::to_string(first_objective_) + " -> " +
                  std::to_string(last_objective_));
@@ -208,7 +246,7 @@ class LayerBench final : public Workload {
       layer_->update_bias();
       n.optimizer_s = seconds_since(t0);
     }
-    n.comm_s = layer_->times().comm_s;
+    n.comm = layer_->times().comm;
     n.gemm_s = layer_->times().experts.seconds, n.gemm_flop = layer_->times().experts.flop;
     n.peak_bytes = peak_rss_bytes();
     n.rows_per_expert = layer_->plan().tokens_per_expert();
@@ -231,6 +269,7 @@ class LayerBench final : public Workload {
 
   comm::Communicator* comm_ = nullptr;
   MoeConfig config_;
+  EpOptions ep_;
   int64_t tokens_ = 0;
   int threads_ = 1;
   bool optimizer_ = true;

@@ -7,9 +7,8 @@
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
-#include "util/clock.hpp"
-#include "util/parallel.hpp"
 #include "harness/workload.hpp"
+#include "util/parallel.hpp"
 #include "workloads/moe_train/init.hpp"
 
 namespace mlsb::moe_train {
@@ -43,10 +42,12 @@ void init_expert(uint64_t seed, int64_t global_id, ExpertWeights<T>& w, int64_t 
 }
 
 template <typename T>
-MoeLayer<T>::MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads)
-    : c_(config), comm_(comm), threads_(threads < 1 ? 1 : threads) {
+MoeLayer<T>::MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads, const EpOptions& ep)
+    : c_(config), comm_(comm), ep_(ep), threads_(threads < 1 ? 1 : threads) {
   if (comm_) ranks_ = comm_->size(), rank_ = comm_->rank();
   validate(c_, ranks_);
+  validate(ep_);
+  if (ranks_ > 1) wire_ops_ = std::make_unique<EpExchange>(*comm_, ep_.link, times_.comm);
   local_experts_ = c_.experts / ranks_;
   p_.router.assign(c_.hidden * c_.experts, T(0));
   p_.experts.resize(local_experts_, c_.hidden, c_.ffn);
@@ -84,9 +85,7 @@ void MoeLayer<T>::exchange(const std::vector<T>& by_expert, std::vector<T>& by_l
   const int64_t h = c_.hidden, L = local_experts_;
   std::vector<T>& recv = wire_;
   recv.resize(local_offsets_[L] * h);
-  auto t0 = Clock::now();
-  comm_->alltoallv(by_expert.data(), send_bytes_, recv.data(), recv_bytes_);
-  times_.comm_s += seconds_since(t0);
+  wire_ops_->alltoallv(by_expert.data(), send_bytes_, recv.data(), recv_bytes_);
   // recv is [source][local expert][rows]; the experts want [local expert][source][rows].
   by_local_expert.resize(recv.size());
   std::vector<int64_t> at(local_offsets_.begin(), local_offsets_.end() - 1);
@@ -113,9 +112,21 @@ void MoeLayer<T>::exchange_back(const std::vector<T>& by_local_expert, std::vect
       at[j] += n, dst_row += n;
     }
   by_expert.resize(plan_.rows() * h);
-  auto t0 = Clock::now();
-  comm_->alltoallv(send.data(), recv_bytes_, by_expert.data(), send_bytes_);
-  times_.comm_s += seconds_since(t0);
+  wire_ops_->alltoallv(send.data(), recv_bytes_, by_expert.data(), send_bytes_);
+}
+
+template <typename T>
+void MoeLayer<T>::set_layout(const std::vector<int64_t>& counts) {
+  const int64_t h = c_.hidden, L = local_experts_;
+  send_bytes_.assign(ranks_, 0), recv_bytes_.assign(ranks_, 0);
+  local_offsets_.assign(L + 1, 0);
+  for (int s = 0; s < ranks_; ++s)
+    for (int64_t j = 0; j < L; ++j) {
+      send_bytes_[s] += static_cast<size_t>(counts[s * L + j] * h) * sizeof(T);
+      recv_bytes_[s] += static_cast<size_t>(recv_counts_[s * L + j] * h) * sizeof(T);
+      local_offsets_[j + 1] += recv_counts_[s * L + j];
+    }
+  for (int64_t j = 0; j < L; ++j) local_offsets_[j + 1] += local_offsets_[j];
 }
 
 template <typename T>
@@ -135,26 +146,34 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
   if (ranks_ == 1) {
     local_offsets_ = plan_.offsets;
     experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts);
-  } else {
+  } else if (ep_.overlap == Overlap::None) {
     // Counts first (all-to-all of E/ranks counts per rank pair), then the rows themselves.
     const std::vector<int64_t> counts = plan_.tokens_per_expert();
     recv_counts_.assign(ranks_ * L, 0);
-    auto t0 = Clock::now();
-    comm_->alltoall(counts.data(), recv_counts_.data(), static_cast<size_t>(L), comm::ElemType::I64);
-    times_.comm_s += seconds_since(t0);
-    send_bytes_.assign(ranks_, 0), recv_bytes_.assign(ranks_, 0);
-    local_offsets_.assign(L + 1, 0);
-    for (int s = 0; s < ranks_; ++s)
-      for (int64_t j = 0; j < L; ++j) {
-        send_bytes_[s] += static_cast<size_t>(counts[s * L + j] * h) * sizeof(T);
-        recv_bytes_[s] += static_cast<size_t>(recv_counts_[s * L + j] * h) * sizeof(T);
-        local_offsets_[j + 1] += recv_counts_[s * L + j];
-      }
-    for (int64_t j = 0; j < L; ++j) local_offsets_[j + 1] += local_offsets_[j];
+    wire_ops_->alltoall_i64(counts.data(), recv_counts_.data(), static_cast<size_t>(L));
+    set_layout(counts);
     exchange(xp_, xe_);
     ye_.resize(xe_.size());
     experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts);
     exchange_back(ye_, yp_);
+  } else {
+    // Every rank's counts (each rank plans every step of every peer), then the pipeline of chunks.
+    const std::vector<int64_t> counts = plan_.tokens_per_expert();
+    std::vector<int64_t> all(ranks_ * E);
+    wire_ops_->allgather_i64(counts.data(), all.data(), static_cast<size_t>(E));
+    recv_counts_.assign(ranks_ * L, 0);
+    for (int s = 0; s < ranks_; ++s)
+      for (int64_t j = 0; j < L; ++j) recv_counts_[s * L + j] = all[s * E + rank_ * L + j];
+    set_layout(counts);
+    chunks_ = plan_chunks(std::move(all), ranks_, rank_, L, ep_.chunks);
+    xe_.resize(local_offsets_[L] * h), ye_.resize(xe_.size());
+    wire_ops_->chunked(
+        chunks_, h * sizeof(T), xp_.data(), plan_.offsets, xe_.data(), local_offsets_,
+        [&](int64_t j) {
+          experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
+                          j + 1);
+        },
+        ye_.data(), yp_.data());
   }
   local_rows_.assign(L, 0);
   for (int64_t j = 0; j < L; ++j) local_rows_[j] = local_offsets_[j + 1] - local_offsets_[j];
@@ -204,12 +223,21 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
   if (ranks_ == 1) {
     experts_backward(p_.experts, xp_.data(), local_offsets_, dyp.data(), cache_, dxp.data(), g_.experts, threads_,
                      times_.experts);
-  } else {
+  } else if (ep_.overlap == Overlap::None) {
     dxe_.resize(xe_.size());
     exchange(dyp, dye_);
     experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts, threads_,
                      times_.experts);
     exchange_back(dxe_, dxp);
+  } else {
+    dxe_.resize(xe_.size()), dye_.resize(xe_.size());
+    wire_ops_->chunked(
+        chunks_, h * sizeof(T), dyp.data(), plan_.offsets, dye_.data(), local_offsets_,
+        [&](int64_t j) {
+          experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
+                           threads_, times_.experts, j, j + 1);
+        },
+        dxe_.data(), dxp.data());
   }
   if (p_.shared.experts) {
     const int64_t so[2] = {0, tokens};
@@ -233,15 +261,15 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
   cpu::gemm<T>(true, false, h, E, tokens, x_, dlogits.data(), T(1), g_.router.data());
   cpu::gemm<T>(false, true, tokens, h, E, T(1), dlogits.data(), E, p_.router.data(), E, T(1), dx, h);
   if (ranks_ > 1) {
-    auto t0 = Clock::now();
-    comm_->allreduce(g_.router.data(), g_.router.data(), g_.router.size(), elem_type<T>(), comm::ReduceOp::Sum);
-    if (p_.shared.experts) {
-      comm_->allreduce(g_.shared.w13.data(), g_.shared.w13.data(), g_.shared.w13.size(), elem_type<T>(),
-                       comm::ReduceOp::Sum);
-      comm_->allreduce(g_.shared.w2.data(), g_.shared.w2.data(), g_.shared.w2.size(), elem_type<T>(),
-                       comm::ReduceOp::Sum);
-    }
-    times_.comm_s += seconds_since(t0);
+    wire_ops_->timed([&] {
+      comm_->allreduce(g_.router.data(), g_.router.data(), g_.router.size(), elem_type<T>(), comm::ReduceOp::Sum);
+      if (p_.shared.experts) {
+        comm_->allreduce(g_.shared.w13.data(), g_.shared.w13.data(), g_.shared.w13.size(), elem_type<T>(),
+                         comm::ReduceOp::Sum);
+        comm_->allreduce(g_.shared.w2.data(), g_.shared.w2.data(), g_.shared.w2.size(), elem_type<T>(),
+                         comm::ReduceOp::Sum);
+      }
+    });
   }
 }
 

@@ -1,14 +1,18 @@
 #pragma once
 // One MoE layer on the CPU, forward and backward: router GEMM, routing, capacity and permutation,
 // (with expert parallelism) all-to-all of token counts then tokens, the grouped-GEMM SwiGLU experts,
-// the reverse all-to-all, unpermute and combine with the routing weights, plus shared experts.
+// the reverse all-to-all, unpermute and combine with the routing weights, plus shared experts. With
+// overlap=chunked (overlap.hpp) dispatch, experts and combine run as a pipeline of chunks, bit-identical.
 // T is float (the workload) or double (gradient checks). Row-major throughout.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "workloads/moe_train/config.hpp"
 #include "workloads/moe_train/dispatch.hpp"
+#include "workloads/moe_train/ep_exchange.hpp"
 #include "workloads/moe_train/experts.hpp"
+#include "workloads/moe_train/overlap.hpp"
 #include "workloads/moe_train/router.hpp"
 
 namespace mlsb::comm { class Communicator; }
@@ -24,7 +28,7 @@ struct MoeParams {
 
 /// Where a step's time went (seconds, summed over forward and backward since the last reset).
 struct LayerTimes {
-  double comm_s = 0;  ///< all-to-all(v) of counts and tokens, and the replicated-gradient allreduce
+  CommTimes comm;     ///< all-to-all(v) of counts and tokens, and the replicated-gradient allreduce
   GemmStats experts;  ///< the routed and shared experts' GEMMs
 };
 
@@ -37,9 +41,12 @@ void init_expert(uint64_t seed, int64_t global_id, ExpertWeights<T>& w, int64_t 
 template <typename T>
 class MoeLayer {
  public:
-  /// `comm` nullptr or of size 1: all experts local. Else experts are sharded over its ranks and every
-  /// rank must call forward/backward together (collectives). Throws std::invalid_argument (validate()).
-  MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads);
+  /// `comm` nullptr or of size 1: all experts local (`ep` then changes nothing). Else experts are sharded
+  /// over its ranks, every rank must call forward/backward together (collectives) with the same `ep`.
+  /// Throws std::invalid_argument naming the axis (validate() of the config and of `ep`).
+  MoeLayer(const MoeConfig& config, comm::Communicator* comm, int threads, const EpOptions& ep = {});
+  MoeLayer(const MoeLayer&) = delete;  // the exchange holds references into the layer
+  MoeLayer& operator=(const MoeLayer&) = delete;
 
   /// Deterministic weights from `seed` (see init_expert); zero gradients and expert bias.
   void init(uint64_t seed);
@@ -67,11 +74,14 @@ class MoeLayer {
   int ranks() const { return ranks_; }
 
  private:
+  void set_layout(const std::vector<int64_t>& counts);  // byte counts and local_offsets_ from recv_counts_
   void exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert);    // tokens to experts
   void exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert); // results home
 
   MoeConfig c_;
   comm::Communicator* comm_;
+  EpOptions ep_;
+  std::unique_ptr<EpExchange> wire_ops_;  // ranks > 1
   int ranks_ = 1, rank_ = 0, threads_ = 1;
   int64_t local_experts_ = 0, tokens_ = 0;
   MoeParams<T> p_, g_;
@@ -90,6 +100,7 @@ class MoeLayer {
   ExpertCache<T> cache_, shared_cache_;
   // Exchange layout: recv_counts_[s * local + j] rows from rank s for local expert j.
   std::vector<int64_t> recv_counts_;
+  ChunkPlan chunks_;  // overlap=chunked
   std::vector<size_t> send_bytes_, recv_bytes_;
 };
 

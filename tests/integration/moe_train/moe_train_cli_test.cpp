@@ -97,6 +97,19 @@ TEST(MoeTrainCli, InvalidCombinationsAreSkippedNamingTheAxis) {
   EXPECT_EQ(cf.exit_code, 2) << "a negative capacity factor is an input error";
   EXPECT_THAT(cf.err, testing::HasSubstr("capacity_factor"));
 
+  for (const char* bad : {"chunks=0", "chunks=65", "link_gbps=-1", "link_latency_us=-2", "overlap=ring"}) {
+    const auto o = test::run_cli(dir / "o.db", std::string("run moe_train.layer -p ") + bad);
+    EXPECT_EQ(o.exit_code, 2) << bad << " is an input error";
+    EXPECT_THAT(o.err, testing::HasSubstr(std::string(bad).substr(0, std::string(bad).find('=')))) << bad;
+  }
+
+  const auto lat = test::run_cli(dir / "l.db",
+                                 "run moe_train.layer -p hidden=16 -p ffn=16 -p tokens=64 "
+                                 "-p link_latency_us=5 --repetitions 1");
+  EXPECT_EQ(lat.exit_code, 1) << "a latency without a bandwidth: the case is skipped";
+  reports::Store ls((dir / "l.db").string(), true);
+  EXPECT_THAT(ls.load_run(ls.list_runs()[0].id).cases[0].reason, testing::StartsWith("link_gbps:"));
+
   const auto bf = test::run_cli(dir / "b.db", "run moe_train -p hidden=16 -p ffn=16 -p tokens=64 -p dtype=bf16 --repetitions 1");
   reports::Store bs((dir / "b.db").string(), true);
   EXPECT_THAT(bs.load_run(bs.list_runs()[0].id).cases[0].reason, testing::StartsWith("dtype:"));

@@ -1,8 +1,11 @@
 // Expert parallelism on 4 real Open MPI ranks: all-to-all dispatch verified against the per-token
 // reference (remote experts included), time split into compute and communication, and E not divisible
-// by the ranks skipped naming the axis.
+// by the ranks skipped naming the axis; overlap=chunked bit-identical to overlap=none with its metrics, and
+// a rank that dies or hangs mid-chunk ending the job.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "reports/store.hpp"
 #include "support/test_support.hpp"
@@ -12,22 +15,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string mpirun_binary(int ranks) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-         "timeout 600 mpirun -n " + std::to_string(ranks) + " --oversubscribe '" + test::binary().string() + "' ";
+using test::count;
+using test::mpi_program;
+using test::mpirun;
+using test::shell_quote;
+
+// `mlsysbench --db DB ARGS` on `ranks` Open MPI ranks.
+auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
+  return test::run_shell(mpirun(ranks, 600) + shell_quote(test::binary()) + " --db " + shell_quote(db) + " " + args);
+}
+
+// The one run stored in `db`.
+auto only_run(const fs::path& db) {
+  reports::Store store(db.string(), true);
+  const auto runs = store.list_runs();
+  EXPECT_EQ(runs.size(), 1u);
+  return store.load_run(runs.at(0).id);
 }
 
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
-  const auto r = test::run_shell(mpirun_binary(4) + "--db '" + (dir / "r.db").string() + "' run moe_train "
-                                 "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
-                                 "-p capacity_factor=0,1 --repetitions 3");
+  const auto r = run_on_ranks(4, dir / "r.db",
+                              "run moe_train "
+                              "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
+                              "-p capacity_factor=0,1 --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << "experts=6 cases skip on 4 ranks, the rest pass\n" << r.out << r.err;
-  reports::Store store((dir / "r.db").string(), true);
-  const auto runs = store.list_runs();
-  ASSERT_EQ(runs.size(), 1u);
-  const auto run = store.load_run(runs[0].id);
+  const auto run = only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 8u);
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.ranks, 4);
@@ -47,16 +61,76 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
 }
 
 TEST(MoeTrainMpi, ExpertParallelGradientsEqualOneRankWithEveryExpert) {
-  const fs::path check = fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / "moe_ep_check";
+  const fs::path check = mpi_program("moe_ep_check");
   if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
   for (int ranks : {2, 4}) {
-    const auto r = test::run_shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun -n " +
-                                   std::to_string(ranks) + " --oversubscribe '" + check.string() + "'");
+    const auto r = test::run_shell(mpirun(ranks, 120) + shell_quote(check));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    int ok = 0;
-    for (size_t at = r.out.find(" ok router"); at != std::string::npos; at = r.out.find(" ok router", at + 1)) ++ok;
-    EXPECT_EQ(ok, 3 * ranks) << r.out;
+    EXPECT_EQ(count(r.out, " ok router"), 3 * ranks) << r.out;
   }
+}
+
+TEST(MoeTrainMpi, ChunkedOverlapIsBitIdenticalToNoneForEveryRouterAndCapacity) {
+  const fs::path check = mpi_program("moe_overlap_check");
+  if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
+  const auto r = test::run_shell(mpirun(4, 300) + shell_quote(check));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, " ok router"), 3 * 3 * 2 * 4) << "routers x capacity modes x token counts x ranks\n" << r.out;
+}
+
+// A rank that exits mid-chunk: mpirun ends the job. One that hangs there: its peers leave the pipeline with
+// CommTimeout after the 2 s collective timeout and 2 s settling what is in flight, and exit.
+TEST(MoeTrainMpi, ARankThatDiesOrHangsMidChunkEndsTheJobWithAnErrorNotAHang) {
+  const fs::path check = mpi_program("moe_overlap_check");
+  if (test::run_shell("command -v mpirun").exit_code != 0 || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
+  for (const std::string mode : {"die", "absent"}) {
+    const auto t = test::run_timed(mpirun(4, 120) + shell_quote(check) + " " + mode);
+    EXPECT_NE(t.r.exit_code, 0) << mode << "\n" << t.r.out << t.r.err;
+    EXPECT_NE(t.r.exit_code, 124) << mode << ": mpirun hung\n" << t.r.out << t.r.err;
+    EXPECT_EQ(count(t.r.out, "FAIL"), 0) << t.r.out;
+    if (mode == "absent") {
+      EXPECT_EQ(count(t.r.out, "ok CommTimeout after "), 3) << t.r.out;
+    }
+    EXPECT_LT(t.seconds, 20) << mode << "\n" << t.r.out << t.r.err;
+  }
+}
+
+TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  // tokens=2: every rank receives at most a few rows, so 64 chunks outnumber them; the modelled link makes
+  // every all-to-all take at least 0.2 ms.
+  const auto r = run_on_ranks(4, dir / "r.db",
+                              "run moe_train.layer "
+                              "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
+                              "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 4u);
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
+    std::map<std::string, double> m;
+    for (const auto& s : c.summaries) m[s.metric] = s.stats.median;
+    ASSERT_TRUE(m.count("exposed_comm_ms") && m.count("overlap_efficiency") && m.count("comm_ms")) << c.params_key;
+    EXPECT_GE(m["comm_ms"], 4 * 0.2) << "counts, two all-to-allv per direction: each waits the modelled latency";
+    EXPECT_LE(m["comm_ms"], m["step_ms"] * 1.001) << "the union of the intervals communicating, not their sum";
+    EXPECT_LE(m["exposed_comm_ms"], m["comm_ms"] * 1.001);
+    EXPECT_NEAR(m["compute_ms"] + m["exposed_comm_ms"], m["step_ms"], 1e-6 * m["step_ms"] + 1e-9);
+    EXPECT_GE(m["overlap_efficiency"], 0);
+    EXPECT_LE(m["overlap_efficiency"], 1);
+    if (c.params["overlap"] == "none") {
+      EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-3) << "nothing is in flight outside a communication call";
+    }
+  }
+}
+
+TEST(MoeTrainMpi, ChunkedOverlapOnOneRankRunsWithANote) {
+  test::TempDir dir;
+  const auto r = test::run_cli(dir / "r.db",
+                               "run moe_train.layer -p hidden=16 -p ffn=16 -p tokens=64 "
+                               "-p overlap=chunked -p chunks=8 --repetitions 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out + r.err, testing::HasSubstr("nothing is communicated"));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -17,32 +16,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
 
+using test::count;
+using test::mpi_program;
+using test::mpirun;
+using test::run_timed;
 using test::shell_quote;
-fs::path mpi_program(const std::string& name) { return fs::path(MLSB_BUILD_DIR) / "tests" / "mpi" / name; }
-
-// mpirun with the settings a root user on 2 cores needs, under a hard time limit.
-std::string mpirun(int ranks, int limit_s = 90) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout " + std::to_string(limit_s) +
-         " mpirun -n " + std::to_string(ranks) + " --oversubscribe ";
-}
-
-struct Timed {
-  test::CommandResult r;
-  double seconds = 0;
-};
-
-Timed run_timed(const std::string& command) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Timed t{test::run_shell(command)};
-  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return t;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
 
 void skip_without_mpi() {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed (scripts/setup-deps)";
@@ -55,10 +33,12 @@ TEST(MpiComm, EveryCollectiveTypeOpAndSizeOnFourRanks) {
   ASSERT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
   EXPECT_THAT(t.r.out, HasSubstr("PASSED: 0 failed check(s)"));
   EXPECT_THAT(t.r.out, Not(HasSubstr("FAIL")));
-  // 7 types x 3 ops x 2 reductions + 7 byte-moving + allgatherv, alltoallv, sendrecv: 52 per pass, 2 passes
-  EXPECT_EQ(count(t.r.out, "\nok ") + (t.r.out.rfind("ok ", 0) == 0 ? 1 : 0), 104) << t.r.out;
+  // 7 types x 3 ops x 2 reductions + 7 byte-moving + allgatherv, alltoallv, ialltoallv, sendrecv: 53 per pass,
+  // 2 passes
+  EXPECT_EQ(count(t.r.out, "\nok ") + (t.r.out.rfind("ok ", 0) == 0 ? 1 : 0), 106) << t.r.out;
   for (const char* s : {"[limit 1000 B] allreduce bf16 sum", "[limit default] reduce_scatter f16 max",
-                        "[limit 1000 B] allgather+alltoall+broadcast i64", "[limit 1000 B] alltoallv"})
+                        "[limit 1000 B] allgather+alltoall+broadcast i64", "[limit 1000 B] alltoallv",
+                        "[limit default] ialltoallv", "[limit 1000 B] ialltoallv"})
     EXPECT_THAT(t.r.out, HasSubstr(std::string("ok ") + s));
 }
 

@@ -40,6 +40,11 @@ TEST(CommLocal, IsOneRankAndCollectivesCopy) {
   c->alltoallv(src.data(), n, dst.data(), n);
   EXPECT_EQ(dst, src);
   std::fill(dst.begin(), dst.end(), 0);
+  auto pending = c->ialltoallv(src.data(), n, dst.data(), n);  // completed at once on one rank
+  EXPECT_TRUE(pending->test());
+  pending->wait();
+  EXPECT_EQ(dst, src);
+  std::fill(dst.begin(), dst.end(), 0);
   c->sendrecv(src.data(), 24, 0, dst.data(), 24, 0);
   EXPECT_EQ(dst, src);
   auto b = src;

@@ -1,0 +1,97 @@
+#pragma once
+// The all-to-alls of the expert-parallel layer, timed and with the modelled link waited out: one at a time
+// (overlap=none: each row all-to-allv started and finished at once; the token counts of both schedules
+// block), and the chunked pipeline of overlap.hpp that runs dispatch, the experts and combine with
+// non-blocking all-to-allv in flight.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "backends/comm/communicator.hpp"
+#include "util/clock.hpp"
+#include "workloads/moe_train/overlap.hpp"
+
+namespace mlsb::moe_train {
+
+/// Seconds of communication, summed since the last reset.
+struct CommTimes {
+  double comm_s = 0;     ///< communicating: the wall time during which at least one all-to-all is in flight (from
+                         ///< its start until its completion, seen at a poll between experts or at its wait) or a
+                         ///< communication call runs; the union of those intervals, so never above the step
+  double blocked_s = 0;  ///< inside communication calls (starts, polls, waits): what the step could not hide
+};
+
+/// Communication of one layer over `comm` (every rank calls the same sequence). With an active link
+/// model, an all-to-all completes no earlier than its start plus LinkModel::alltoallv_s of its byte
+/// counts: the calling thread waits out the rest (in slices that watch the communicator's cancel flag).
+/// Both schedules move rows the same way: a non-blocking all-to-allv (Communicator::ialltoallv) finished
+/// by the same wait, while a helper thread calls Communicator::progress() whenever an all-to-all of this
+/// exchange is in flight; they differ only in what runs between the start and the wait.
+/// Throws comm::CommError (cancelled: "cancelled") like the communicator.
+class EpExchange {
+ public:
+  EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times);
+
+  EpExchange(const EpExchange&) = delete;
+  EpExchange& operator=(const EpExchange&) = delete;
+  ~EpExchange();
+
+  /// alltoallv (Communicator's contract) started and finished at once, as the pipeline starts and
+  /// finishes each of its own: timed, the link waited out.
+  void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
+  /// Blocking alltoall of `count` int64 per rank pair, timed, the link waited out.
+  void alltoall_i64(const int64_t* send, int64_t* recv, size_t count);
+  /// Blocking allgather of `count` int64 per rank, timed, the link waited out (as an all-to-all that sends
+  /// every peer the same block).
+  void allgather_i64(const int64_t* send, int64_t* recv, size_t count);
+  /// Runs `body` (blocking communication the link model does not cover: gradient allreduce), timed.
+  void timed(const std::function<void()>& body);
+
+  /// One chunked exchange of rows of `row_bytes` bytes (overlap=chunked). `out` holds this rank's rows by
+  /// global expert (row r of global expert e at `expert_offsets[e] + r`); `in` receives the rows of this
+  /// rank's experts in the layout `local_offsets` gives (expert j's rows from source 0, then 1, ...).
+  /// `compute(j)` runs local expert j once its rows are in `in` and writes its rows of `results` (laid
+  /// out as `in`), which travel home into `back` (laid out as `out`). Step i: start dispatch i+1, finish
+  /// dispatch i, compute step i's experts (polling what is in flight between them), start combine i,
+  /// finish combine i-1.
+  void chunked(const ChunkPlan& plan, size_t row_bytes, const void* out, std::span<const int64_t> expert_offsets,
+               void* in, std::span<const int64_t> local_offsets, const std::function<void(int64_t)>& compute,
+               const void* results, void* back);
+
+ private:
+  class ProgressThread;
+  struct EndInFlight {
+    void operator()(ProgressThread* p) const;
+  };
+  struct InFlight {
+    std::unique_ptr<comm::CommRequest> req;
+    std::unique_ptr<ProgressThread, EndInFlight> progressing;  // counts this op in flight until reset
+    Clock::time_point start, ready;  // ready: start + the modelled link time
+    Clock::time_point arrived_at;    // when the transport was first seen complete
+    bool arrived = false, done = true;
+  };
+  // Runs `call`, waits out the modelled link for these byte counts, and times both.
+  void blocking(const std::function<void()>& call, std::span<const size_t> send_bytes,
+                std::span<const size_t> recv_bytes);
+  InFlight start(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
+  void poll(InFlight& op);
+  void finish(InFlight& op);
+  void complete(InFlight& op);           // op seen complete: its interval [start, max(arrival, ready)] is busy
+  void wait_until(Clock::time_point t);  // the modelled link's wait, watching the cancel flag
+  void busy(Clock::time_point from, Clock::time_point to) { busy_.emplace_back(from, to); }
+  // Adds the union of the busy intervals to comm_s; called when nothing is in flight (every later interval
+  // starts after every recorded one ends).
+  void account_busy();
+
+  comm::Communicator& comm_;
+  comm::LinkModel link_;
+  CommTimes& times_;
+  std::vector<unsigned char> stage_out_, stage_in_, back_out_, back_in_;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> busy_;
+  std::unique_ptr<ProgressThread> progress_;  // started with the first all-to-allv
+};
+
+}  // namespace mlsb::moe_train

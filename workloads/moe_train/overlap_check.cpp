@@ -1,0 +1,57 @@
+#include "workloads/moe_train/overlap_check.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "workloads/moe_train/moe_layer.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+template <typename V>
+bool same(const V& a, const V& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
+}
+
+}  // namespace
+
+template <typename T>
+std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads, const EpOptions& ep,
+                                    uint64_t seed, const T* x, const T* dy, int64_t tokens) {
+  EpOptions quiet = ep;
+  quiet.link = {};
+  MoeLayer<T> none(config, &comm, threads), chunked(config, &comm, threads, quiet);
+  const size_t n = static_cast<size_t>(tokens * config.hidden);
+  std::vector<T> y[2] = {std::vector<T>(n), std::vector<T>(n)}, dx[2] = {std::vector<T>(n), std::vector<T>(n)};
+  MoeLayer<T>* layers[2] = {&none, &chunked};
+  for (int i = 0; i < 2; ++i) {
+    layers[i]->init(seed);
+    layers[i]->forward(x, tokens, y[i].data());
+    layers[i]->backward(dy, dx[i].data());
+  }
+  std::string diff;
+  auto expect = [&](bool ok, const char* what) {
+    if (!ok && diff.empty()) diff = std::string(what) + " differs from overlap=none";
+  };
+  expect(same(y[0], y[1]), "output y");
+  expect(same(dx[0], dx[1]), "input gradient dx");
+  const T losses[2][2] = {{none.aux_loss(), none.z_loss()}, {chunked.aux_loss(), chunked.z_loss()}};
+  expect(std::memcmp(losses[0], losses[1], sizeof losses[0]) == 0, "aux or z loss");
+  expect(same(none.grads().router, chunked.grads().router), "router gradient");
+  expect(same(none.grads().experts.w13, chunked.grads().experts.w13), "expert w13 gradient");
+  expect(same(none.grads().experts.w2, chunked.grads().experts.w2), "expert w2 gradient");
+  expect(same(none.grads().shared.w13, chunked.grads().shared.w13), "shared expert w13 gradient");
+  expect(same(none.grads().shared.w2, chunked.grads().shared.w2), "shared expert w2 gradient");
+  expect(same(none.plan().tokens_per_expert(), chunked.plan().tokens_per_expert()), "rows per expert");
+  expect(same(none.local_expert_rows(), chunked.local_expert_rows()), "rows per local expert");
+  expect(none.plan().dropped == chunked.plan().dropped, "dropped assignments");
+  if (comm.max_over_ranks(diff.empty() ? 0 : 1) > 0 && diff.empty()) diff = "another rank's result differs";
+  return diff.empty() ? diff : "overlap=chunked, chunks=" + std::to_string(ep.chunks) + ": " + diff;
+}
+
+template std::string check_overlap_identical(const MoeConfig&, comm::Communicator&, int, const EpOptions&, uint64_t,
+                                             const float*, const float*, int64_t);
+template std::string check_overlap_identical(const MoeConfig&, comm::Communicator&, int, const EpOptions&, uint64_t,
+                                             const double*, const double*, int64_t);
+
+}  // namespace mlsb::moe_train
