@@ -1,7 +1,8 @@
 // moe_overlap_check: overlap=chunked against overlap=none on real ranks, bit for bit (check_overlap_identical:
 // outputs, losses, gradients, counts, drops) for every router and capacity mode, in float and double, with
-// chunks from 1 to 64 and with so few tokens (1 per rank, k 1 of 8 experts) that ranks receive no rows and
-// chunks outnumber rows. Prints one line per rank and configuration; exit status 0 only when all matched.
+// chunks from 1 to 64, the shared experts after the pipeline or inside it, and with so few tokens (1 per rank,
+// k 1 of 8 experts) that ranks receive no rows and chunks outnumber rows. Prints one line per rank and
+// configuration; exit status 0 only when all matched.
 //   moe_overlap_check die     rank 2 exits(3) in the middle of a chunked exchange (computing the expert of its
 //                             third of four steps) while its peers have its rows in flight: mpirun must end
 //                             the job (or the peers' 2 s collective timeout, whichever comes first)
@@ -9,6 +10,7 @@
 //                             CommTimeout after 2 s (and the settle time of what is in flight) and exit(1)
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -25,14 +27,15 @@ using namespace mlsb::moe_train;
 namespace {
 
 template <typename T>
-std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, int64_t tokens, int64_t chunks) {
+std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, int64_t tokens, int64_t chunks,
+                  std::array<int64_t, 2> shared_slot = {-1, -1}) {
   std::mt19937_64 rng(11 + comm.rank());
   std::normal_distribution<double> nd;
   std::vector<T> x(tokens * c.hidden), dy(tokens * c.hidden);
   for (auto& v : x) v = static_cast<T>(nd(rng));
   for (auto& v : dy) v = static_cast<T>(nd(rng) / tokens);
   EpOptions ep;
-  ep.overlap = Overlap::Chunked, ep.chunks = chunks;
+  ep.overlap = Overlap::Chunked, ep.chunks = chunks, ep.shared_slot = shared_slot;
   return check_overlap_identical<T>(c, comm, 1, ep, 5, x.data(), dy.data(), tokens);
 }
 
@@ -66,7 +69,7 @@ void leave_mid_chunk(mlsb::comm::Communicator& comm, bool die) {
           if (die) quit(3);
           std::this_thread::sleep_for(std::chrono::seconds(30));
         },
-        results.data(), back.data());
+        results.data(), back.data(), [] {}, -1);
   } catch (const mlsb::comm::CommError& e) {
     std::printf("rank %d: ok %s after %.2f s: %s\n", me,
                 dynamic_cast<const mlsb::comm::CommTimeout*>(&e) ? "CommTimeout" : "CommError",
@@ -108,6 +111,8 @@ int main(int argc, char** argv) {
         for (const int64_t chunks : {1, 2, 3, 8, 64}) {
           if (why.empty()) why = check<float>(c, *comm, tokens, chunks);
           if (why.empty()) why = check<double>(c, *comm, tokens, chunks);
+          // The shared experts inside the pipeline: before the last combine's wait, before the first dispatch's.
+          if (why.empty()) why = check<float>(c, *comm, tokens, chunks, {pipeline_waits(chunks) - 1, 0});
         }
         bad += !why.empty();
         std::printf("rank %d %s router %s capacity %s tokens %lld%s%s\n", r, why.empty() ? "ok" : "MISMATCH",

@@ -1,6 +1,7 @@
-#include <stdexcept>
-
 #include "workloads/moe_train/case_config.hpp"
+
+#include <random>
+#include <stdexcept>
 
 namespace mlsb::moe_train {
 
@@ -32,6 +33,19 @@ AdamWConfig optimizer_config(const State& state) {
   AdamWConfig o;
   o.lr = state.get_float("lr");
   return o;
+}
+
+LayerInputs layer_inputs(uint64_t seed, int rank, int64_t tokens, int64_t hidden) {
+  auto normal_values = [&](std::mt19937_64 rng) {
+    std::normal_distribution<float> d;
+    std::vector<float> v(tokens * hidden);
+    for (auto& x : v) x = d(rng);
+    return v;
+  };
+  const uint64_t input_seed = splitmix64(seed ^ (0x9e3779b97f4a7c15ULL * (rank + 1)));
+  LayerInputs in{normal_values(std::mt19937_64(input_seed)), normal_values(std::mt19937_64(splitmix64(input_seed)))};
+  for (auto& v : in.dy) v /= static_cast<float>(tokens);
+  return in;
 }
 
 }  // namespace mlsb::moe_train

@@ -19,6 +19,13 @@ MoeConfig layer_config(const State& state, int ranks);
 /// AdamW settings from the lr axis (betas 0.9/0.95, eps 1e-8, weight decay 0.1).
 AdamWConfig optimizer_config(const State& state);
 
+/// One rank's synthetic step of the layer: tokens x ~ N(0, 1) and the output gradient dy ~ N(0, 1) / tokens,
+/// each [tokens, hidden], from the case's seed and the rank (every rank routes its own tokens).
+struct LayerInputs {
+  std::vector<float> x, dy;
+};
+LayerInputs layer_inputs(uint64_t seed, int rank, int64_t tokens, int64_t hidden);
+
 /// Stores the tokens each expert received (`tokens_per_expert`, after capacity) as the series
 /// "expert_load" (x = expert, y = tokens), drawn by the HTML report as one column per expert with the
 /// balanced load (the mean) marked; `what` says which tokens ("the first measured step, all ranks").

@@ -36,6 +36,9 @@ void validate(const MoeConfig& c, int ranks) {
   if (c.experts < 1) fail("experts: must be at least 1");
   if (c.topk < 1 || c.topk > c.experts)
     fail("topk: " + std::to_string(c.topk) + " must lie in [1, experts = " + std::to_string(c.experts) + "]");
+  if (ranks > c.experts)
+    fail("experts: " + std::to_string(c.experts) + " experts for " + std::to_string(ranks) +
+         " ranks: expert parallelism needs at least one expert per rank");
   if (ranks < 1 || c.experts % ranks != 0)
     fail("experts: " + std::to_string(c.experts) + " experts do not split evenly over " + std::to_string(ranks) +
          " ranks (expert parallelism shards whole experts)");

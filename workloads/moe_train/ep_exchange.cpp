@@ -176,18 +176,15 @@ void EpExchange::finish(InFlight& op) {
 
 void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* out,
                          std::span<const int64_t> expert_offsets, void* in, std::span<const int64_t> local_offsets,
-                         const std::function<void(int64_t)>& compute, const void* results, void* back) {
+                         const std::function<void(int64_t)>& compute, const void* results, void* back,
+                         const std::function<void()>& side, int64_t side_slot) {
   const int P = plan.ranks, me = plan.rank;
   const int64_t C = plan.chunks, L = plan.local_experts;
   // first[s * L + j]: where source s's rows of local expert j start within expert j's rows in `in`.
   std::vector<int64_t> first(P * L, 0);
   for (int s = 1; s < P; ++s)
     for (int64_t j = 0; j < L; ++j) first[s * L + j] = first[(s - 1) * L + j] + plan.rows(s - 1, me, j);
-  auto returned = [&](int s, int d, int64_t i) {  // rows combine step i carries from d to s
-    int64_t n = 0;
-    for (int64_t j = plan.first_expert(d, i); j < plan.first_expert(d, i + 1); ++j) n += plan.rows(s, d, j);
-    return n;
-  };
+  auto returned = [&](int s, int d, int64_t i) { return plan.combine_rows(s, d, i); };
   // Each step has its own region of the staging buffers, so nothing in flight shares memory.
   std::vector<int64_t> d_out(C + 1, 0), d_in(C + 1, 0), b_out(C + 1, 0), b_in(C + 1, 0);
   for (int64_t c = 0; c < C; ++c) {
@@ -245,10 +242,16 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
     }
   };
 
+  int64_t waits = 0;
+  auto wait = [&](InFlight& op) {
+    if (waits++ == side_slot) side();
+    finish(op);
+  };
+
   start_dispatch(0);
   for (int64_t i = 0; i < C; ++i) {
     if (i + 1 < C) start_dispatch(i + 1);
-    finish(dispatch[i]);
+    wait(dispatch[i]);
     land_dispatch(i);
     for (int64_t j = plan.first_expert(me, i); j < plan.first_expert(me, i + 1); ++j) {
       compute(j);
@@ -257,12 +260,13 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
     }
     start_combine(i);
     if (i > 0) {
-      finish(combine[i - 1]);
+      wait(combine[i - 1]);
       land_combine(i - 1);
     }
   }
-  finish(combine[C - 1]);
+  wait(combine[C - 1]);
   land_combine(C - 1);
+  if (side_slot < 0 || side_slot >= waits) side();
   account_busy();
 }
 

@@ -56,10 +56,12 @@ class EpExchange {
   /// `compute(j)` runs local expert j once its rows are in `in` and writes its rows of `results` (laid
   /// out as `in`), which travel home into `back` (laid out as `out`). Step i: start dispatch i+1, finish
   /// dispatch i, compute step i's experts (polling what is in flight between them), start combine i,
-  /// finish combine i-1.
+  /// finish combine i-1. `side` (work that needs none of the exchange: the shared experts) runs once, just
+  /// before the wait number `side_slot` (waits in order as pipeline_waits counts them), or after the pipeline
+  /// when side_slot lies outside them (-1).
   void chunked(const ChunkPlan& plan, size_t row_bytes, const void* out, std::span<const int64_t> expert_offsets,
                void* in, std::span<const int64_t> local_offsets, const std::function<void(int64_t)>& compute,
-               const void* results, void* back);
+               const void* results, void* back, const std::function<void()>& side, int64_t side_slot);
 
  private:
   class ProgressThread;

@@ -8,7 +8,10 @@
 
 namespace mlsb::moe_train {
 
-MLSB_REGISTER_ALIAS(({"moe_train", "mode", "layer", {{"layer", "moe_train.layer"}, {"lm", "moe_train.lm"}}}));
+MLSB_REGISTER_ALIAS(({"moe_train",
+                      "mode",
+                      "layer",
+                      {{"layer", "moe_train.layer"}, {"lm", "moe_train.lm"}, {"plan", "moe_train.plan"}}}));
 
 std::vector<Axis> layer_shape_axes() {
   return {
@@ -72,6 +75,15 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"z_loss", "loss", Better::Lower, "router z-loss (mean over ranks)"},
       {"objective", "loss", Better::Lower,
        "<y, dy> / tokens + aux + z before the step (what AdamW lowers; a check, not a speed)"},
+      {"predicted_ms", "ms", Better::Lower, "the planner's predicted step (forward + backward) for its plan"},
+      {"sequential_ms", "ms", Better::Lower,
+       "forward + backward of the same layer in the sequential order (overlap=chunked with one chunk, the shared "
+       "experts after the pipeline: nothing overlaps), measured in the same run"},
+      {"predicted_sequential_ms", "ms", Better::Lower,
+       "the planner's predicted step for the sequential order: one chunk, the shared experts after the pipeline"},
+      {"prediction_error", "ratio", Better::Lower, "|predicted_ms - step_ms| / step_ms"},
+      {"speedup", "ratio", Better::Higher, "sequential_ms / step_ms"},
+      {"chunks", "count", Better::Lower, "the plan's chunk count"},
       {"initial_loss", "nats/byte", Better::Lower, "training loss of the first step (about ln 256 = 5.55 at init)"},
       {"final_loss", "nats/byte", Better::Lower, "mean training loss of the last 10 steps"},
       {"eval_loss", "nats/byte", Better::Lower, "loss on the held-out tenth of the corpus after training"},

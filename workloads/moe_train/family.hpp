@@ -3,7 +3,9 @@
 //   moe_train.layer  one MoE layer's training step (forward, backward, AdamW) on synthetic tokens, CPU or
 //                    CUDA, with expert parallelism over the case's communicator
 //   moe_train.lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing)
-// `moe_train` (with `-p mode=layer|lm`, layer by default) is an alias for them, so suites, command lines
+//   moe_train.plan   a FinDEP-style plan of the layer's overlapped expert parallelism (chunks, where the shared
+//                    experts compute) for the run's ranks and a modelled link, run and measured beside its prediction
+// `moe_train` (with `-p mode=layer|lm|plan`, layer by default) is an alias for them, so suites, command lines
 // and stored runs of the single workload they were keep working.
 #include <string_view>
 #include <vector>

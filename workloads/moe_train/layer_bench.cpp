@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
@@ -23,13 +22,6 @@
 
 namespace mlsb::moe_train {
 namespace {
-
-std::vector<float> normal_values(int64_t n, std::mt19937_64 rng) {
-  std::normal_distribution<float> d;
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // Step-level numbers every backend reports, before they are agreed across ranks.
 struct StepNumbers {
@@ -62,6 +54,15 @@ class LayerBench final : public Workload {
                     {"none", "chunked"}));
     w.axes.push_back(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into", 1,
                               static_cast<double>(kMaxChunks)));
+    const double last_wait = static_cast<double>(pipeline_waits(kMaxChunks) - 1);
+    w.axes.push_back(
+        int_axis("shared_slot_fwd", {-1},
+                 "overlap=chunked: the shared experts' forward runs before the pipeline's wait N (waits: "
+                 "dispatch 0, then per step i dispatch i and combine i-1, then the last combine: 2*chunks); "
+                 "-1 = after the pipeline",
+                 -1, last_wait));
+    w.axes.push_back(
+        int_axis("shared_slot_bwd", {-1}, "overlap=chunked: as shared_slot_fwd, in the backward", -1, last_wait));
     w.axes.push_back(float_axis("link_gbps", {0.0},
                                 "modelled link for the all-to-alls, GB/s per rank: each completes no earlier than "
                                 "bytes / bandwidth + latency per message after its start; 0 = the real transport alone",
@@ -98,6 +99,7 @@ class LayerBench final : public Workload {
     try {
       ep_.overlap = parse_overlap(state.get_string("overlap"));
       ep_.chunks = state.get_int("chunks");
+      ep_.shared_slot = {state.get_int("shared_slot_fwd"), state.get_int("shared_slot_bwd")};
       ep_.link = comm::make_link_model(state.get_float("link_gbps"), state.get_float("link_latency_us"));
       validate(ep_);
     } catch (const std::invalid_argument& e) {
@@ -114,10 +116,8 @@ class LayerBench final : public Workload {
     threads_ = static_cast<int>(state.get_int("threads"));
     optimizer_ = state.get_int("optimizer") != 0;
     lr_ = state.get_float("lr");
-    const uint64_t input_seed = splitmix64(state.seed() ^ (0x9e3779b97f4a7c15ULL * (comm_->rank() + 1)));
-    x_ = normal_values(tokens_ * config_.hidden, std::mt19937_64(input_seed));
-    dy_ = normal_values(tokens_ * config_.hidden, std::mt19937_64(splitmix64(input_seed)));
-    for (auto& v : dy_) v /= static_cast<float>(tokens_);
+    LayerInputs in = layer_inputs(state.seed(), comm_->rank(), tokens_, config_.hidden);
+    x_ = std::move(in.x), dy_ = std::move(in.dy);
     if (state.backend() == "cuda") {
       if (ranks > 1) state.skip("backend cuda: expert parallelism runs on the cpu backend (--comm mpi); the cuda "
                                 "layer is single-GPU");

@@ -8,6 +8,7 @@
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
 #include "harness/workload.hpp"
+#include "util/clock.hpp"
 #include "util/parallel.hpp"
 #include "workloads/moe_train/init.hpp"
 
@@ -29,6 +30,14 @@ void for_each_token(int64_t n, int threads, F&& body) {
   parallel_for_ranges(n, 32, threads, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) body(t);
   });
+}
+
+// Runs f() and adds its seconds to `into`.
+template <typename F>
+void add_time(double& into, F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  into += seconds_since(t0);
 }
 
 }  // namespace
@@ -143,6 +152,14 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
     std::memcpy(xp_.data() + r * h, x + plan_.row_token[r] * h, h * sizeof(T));
   });
   yp_.resize(rows * h);
+  // y = the shared experts of x (0 without): needs none of the exchange, so the chunked pipeline may run it.
+  auto shared_forward = [&] {
+    const int64_t so[2] = {0, tokens};
+    if (p_.shared.experts)
+      experts_forward(p_.shared, x, so, y, shared_cache_, threads_, times_.experts);
+    else
+      std::fill(y, y + tokens * h, T(0));
+  };
   if (ranks_ == 1) {
     local_offsets_ = plan_.offsets;
     experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts);
@@ -167,23 +184,24 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
     set_layout(counts);
     chunks_ = plan_chunks(std::move(all), ranks_, rank_, L, ep_.chunks);
     xe_.resize(local_offsets_[L] * h), ye_.resize(xe_.size());
+    PipelinePieces& piece = times_.pieces[0];
+    piece.expert_s.resize(L);
+    const double blocked = times_.comm.blocked_s;
     wire_ops_->chunked(
         chunks_, h * sizeof(T), xp_.data(), plan_.offsets, xe_.data(), local_offsets_,
         [&](int64_t j) {
-          experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
-                          j + 1);
+          add_time(piece.expert_s[j], [&] {
+            experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
+                            j + 1);
+          });
         },
-        ye_.data(), yp_.data());
+        ye_.data(), yp_.data(), [&] { add_time(piece.shared_s, shared_forward); }, ep_.shared_slot[0]);
+    piece.wait_s += times_.comm.blocked_s - blocked;
   }
   local_rows_.assign(L, 0);
   for (int64_t j = 0; j < L; ++j) local_rows_[j] = local_offsets_[j + 1] - local_offsets_[j];
   // Combine: y[t] = sum over kept assignments of weight * expert output (+ the shared experts).
-  if (p_.shared.experts) {
-    const int64_t so[2] = {0, tokens};
-    experts_forward(p_.shared, x, so, y, shared_cache_, threads_, times_.experts);
-  } else {
-    std::fill(y, y + tokens * h, T(0));
-  }
+  if (ranks_ == 1 || ep_.overlap == Overlap::None) shared_forward();
   const int64_t k = c_.topk;
   for_each_token(tokens, threads_, [&](int64_t t) {
     T* yt = y + t * h;
@@ -220,6 +238,14 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
   });
   std::vector<T>& dxp = dxp_;
   dxp.resize(rows * h);
+  // dx = the shared experts' input gradient (0 without), their weight gradients accumulated: as shared_forward.
+  auto shared_backward = [&] {
+    const int64_t so[2] = {0, tokens};
+    if (p_.shared.experts)
+      experts_backward(p_.shared, x_, so, dy, shared_cache_, dx, g_.shared, threads_, times_.experts);
+    else
+      std::fill(dx, dx + tokens * h, T(0));
+  };
   if (ranks_ == 1) {
     experts_backward(p_.experts, xp_.data(), local_offsets_, dyp.data(), cache_, dxp.data(), g_.experts, threads_,
                      times_.experts);
@@ -231,20 +257,21 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
     exchange_back(dxe_, dxp);
   } else {
     dxe_.resize(xe_.size()), dye_.resize(xe_.size());
+    PipelinePieces& piece = times_.pieces[1];
+    piece.expert_s.resize(local_experts_);
+    const double blocked = times_.comm.blocked_s;
     wire_ops_->chunked(
         chunks_, h * sizeof(T), dyp.data(), plan_.offsets, dye_.data(), local_offsets_,
         [&](int64_t j) {
-          experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
-                           threads_, times_.experts, j, j + 1);
+          add_time(piece.expert_s[j], [&] {
+            experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
+                             threads_, times_.experts, j, j + 1);
+          });
         },
-        dxe_.data(), dxp.data());
+        dxe_.data(), dxp.data(), [&] { add_time(piece.shared_s, shared_backward); }, ep_.shared_slot[1]);
+    piece.wait_s += times_.comm.blocked_s - blocked;
   }
-  if (p_.shared.experts) {
-    const int64_t so[2] = {0, tokens};
-    experts_backward(p_.shared, x_, so, dy, shared_cache_, dx, g_.shared, threads_, times_.experts);
-  } else {
-    std::fill(dx, dx + tokens * h, T(0));
-  }
+  if (ranks_ == 1 || ep_.overlap == Overlap::None) shared_backward();
   for_each_token(tokens, threads_, [&](int64_t t) {
     T* dxt = dx + t * h;
     for (int64_t j = 0; j < k; ++j) {

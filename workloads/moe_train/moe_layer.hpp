@@ -26,10 +26,19 @@ struct MoeParams {
   ExpertWeights<T> shared;  ///< 1 fused expert of ffn = shared_inner(), or 0 experts; replicated
 };
 
+/// One direction's tasks of the chunked pipeline, measured (seconds, summed since the last reset): the times
+/// the schedule planner (schedule.hpp) schedules.
+struct PipelinePieces {
+  std::vector<double> expert_s;  ///< each local expert's compute
+  double shared_s = 0;           ///< the shared experts' compute
+  double wait_s = 0;             ///< inside the pipeline's communication calls (CommTimes::blocked_s)
+};
+
 /// Where a step's time went (seconds, summed over forward and backward since the last reset).
 struct LayerTimes {
   CommTimes comm;     ///< all-to-all(v) of counts and tokens, and the replicated-gradient allreduce
   GemmStats experts;  ///< the routed and shared experts' GEMMs
+  PipelinePieces pieces[2];  ///< overlap=chunked with ranks > 1: forward, backward
 };
 
 /// Initial weights: N(0, 1/fan_in) from a stream per tensor, so a given (seed, global expert id) gives

@@ -16,6 +16,19 @@ void validate(const EpOptions& o) {
   if (o.chunks < 1 || o.chunks > kMaxChunks)
     throw std::invalid_argument("chunks: " + std::to_string(o.chunks) + " must lie in [1, " +
                                 std::to_string(kMaxChunks) + "]");
+  const char* axes[2] = {"shared_slot_fwd", "shared_slot_bwd"};
+  for (int d = 0; d < 2; ++d)
+    if (o.shared_slot[d] < -1 || o.shared_slot[d] >= pipeline_waits(o.chunks))
+      throw std::invalid_argument(std::string(axes[d]) + ": " + std::to_string(o.shared_slot[d]) +
+                                  " must be -1 (after the pipeline) or a wait of the pipeline of " +
+                                  std::to_string(o.chunks) + " chunks, 0.." +
+                                  std::to_string(pipeline_waits(o.chunks) - 1));
+}
+
+int64_t ChunkPlan::combine_rows(int s, int d, int64_t i) const {
+  int64_t n = 0;
+  for (int64_t j = first_expert(d, i); j < first_expert(d, i + 1); ++j) n += rows(s, d, j);
+  return n;
 }
 
 ChunkPlan plan_chunks(std::vector<int64_t> counts, int ranks, int rank, int64_t local_experts, int64_t chunks) {

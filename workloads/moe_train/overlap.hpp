@@ -9,6 +9,7 @@
 // every source have arrived (and not before the expert before it). Each expert's GEMMs are therefore the
 // same calls on the same rows as without overlap, which is what keeps the result bit-identical: a BLAS
 // GEMM's rows depend on how many rows the call had (OpenBLAS's edge kernels round differently).
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -25,14 +26,23 @@ Overlap parse_overlap(std::string_view name);  ///< "none" | "chunked"; else std
 /// The most chunks a step may be split into (each chunk costs two all-to-allv per direction pair).
 constexpr int64_t kMaxChunks = 64;
 
+/// The waits of a pipeline of `chunks` steps, in order: dispatch 0, then at each step i >= 1 dispatch i and
+/// combine i-1, then combine chunks-1.
+constexpr int64_t pipeline_waits(int64_t chunks) { return 2 * chunks; }
+
 /// How the expert-parallel layer communicates.
 struct EpOptions {
   Overlap overlap = Overlap::None;
   int64_t chunks = 1;    ///< chunked: 1..kMaxChunks
   comm::LinkModel link;  ///< modelled link waited out by every all-to-all (inactive: the real transport)
+  /// chunked, forward and backward: the shared experts compute just before the pipeline's wait number
+  /// shared_slot (0 .. pipeline_waits(chunks) - 1: 0 hides the first dispatch, the last hides the last
+  /// combine), or after the pipeline (-1). Where they compute changes when, not what (bit-identical).
+  std::array<int64_t, 2> shared_slot = {-1, -1};
 };
 
-/// Throws std::invalid_argument("chunks: ...") when chunks lies outside [1, kMaxChunks].
+/// Throws std::invalid_argument naming the axis ("chunks: ...", "shared_slot_fwd: ...", "shared_slot_bwd: ...")
+/// when chunks lies outside [1, kMaxChunks] or a shared slot outside [-1, pipeline_waits(chunks)).
 void validate(const EpOptions& o);
 
 /// Who sends which rows in which step, seen from rank `rank`. `counts` is every rank's rows per global
@@ -54,6 +64,8 @@ struct ChunkPlan {
   /// Rank d computes its local experts [first_expert(d, i), first_expert(d, i + 1)) at step i, and its
   /// combine step i returns their rows. first_expert(d, 0) = 0, first_expert(d, chunks) = local_experts.
   int64_t first_expert(int d, int64_t i) const { return first_expert_[d * (chunks + 1) + i]; }
+  /// Rows combine step i carries from rank d home to rank s: s's rows of d's experts computed at step i.
+  int64_t combine_rows(int s, int d, int64_t i) const;
 
   std::vector<int64_t> send_begin_, recv_begin_;  // [chunks + 1][ranks]
   std::vector<int64_t> first_expert_;             // [ranks][chunks + 1]

@@ -1,7 +1,8 @@
 // Expert parallelism on 4 real Open MPI ranks: all-to-all dispatch verified against the per-token
 // reference (remote experts included), time split into compute and communication, and E not divisible
 // by the ranks skipped naming the axis; overlap=chunked bit-identical to overlap=none with its metrics, and
-// a rank that dies or hangs mid-chunk ending the job.
+// a rank that dies or hangs mid-chunk ending the job; the schedule planner (moe_train.plan) run on 2 ranks,
+// and its bad inputs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -122,6 +123,54 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
       EXPECT_NEAR(m["overlap_efficiency"], 0, 1e-3) << "nothing is in flight outside a communication call";
     }
   }
+}
+
+TEST(MoeTrainMpi, PlanOnTwoRanksRunsItsPlanVerifiedBesideItsPrediction) {
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  // A slow modelled link (50 MB/s, 1.3 ms per all-to-all of 256 tokens) so that the schedule matters.
+  const auto r = run_on_ranks(2, dir / "r.db",
+                              "run moe_train.plan -p hidden=64 -p ffn=128 -p experts=4 -p shared_experts=1 "
+                              "-p tokens=256 -p link_gbps=0.05 -p link_latency_us=50 --repetitions 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  const auto& c = run.cases[0];
+  ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+  EXPECT_EQ(c.ranks, 2);
+  std::map<std::string, double> m;
+  for (const auto& s : c.summaries) m[s.metric] = s.stats.median;
+  EXPECT_GT(m["step_ms"], 0);
+  EXPECT_GT(m["sequential_ms"], 0);
+  EXPECT_GT(m["predicted_ms"], 0);
+  EXPECT_LE(m["predicted_ms"], m["predicted_sequential_ms"]) << "the sequential order is one the planner weighs";
+  EXPECT_NEAR(m["prediction_error"], std::abs(m["predicted_ms"] - m["step_ms"]) / m["step_ms"], 0.5);
+  EXPECT_GE(m["chunks"], 1);
+  EXPECT_LE(m["chunks"], 64);
+  std::map<std::string, nlohmann::json> items(c.items.begin(), c.items.end());
+  ASSERT_TRUE(items.count("plan") && items.count("tasks/0") && items.count("tasks/1"));
+  EXPECT_EQ(items["plan"]["chunks"], m["chunks"]);
+  EXPECT_THAT(items["plan"]["layer_args"].get<std::string>(), testing::HasSubstr("-p overlap=chunked -p chunks="));
+  EXPECT_EQ(items["tasks/1"]["backward"]["experts_ms"].size(), 2u) << "two local experts per rank";
+  EXPECT_TRUE(items.count("series/predicted_step/64"));
+}
+
+TEST(MoeTrainMpi, PlanBadInputsNameTheAxis) {
+  test::TempDir dir;
+  const auto one = test::run_cli(dir / "r.db", "run moe_train.plan -p hidden=16 -p ffn=16 --repetitions 1");
+  EXPECT_EQ(one.exit_code, 1) << "its only case skipped\n" << one.out << one.err;
+  EXPECT_THAT(one.out + one.err, testing::HasSubstr("2 or more ranks")) << "one rank: skipped, saying why";
+  const auto no_link = test::run_cli(dir / "r.db", "run moe_train.plan -p link_gbps=0 --dry-run");
+  EXPECT_EQ(no_link.exit_code, 2);
+  EXPECT_THAT(no_link.err, testing::HasSubstr("link_gbps"));
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
+  const auto r =
+      run_on_ranks(2, dir / "e.db", "run moe_train.plan -p hidden=16 -p ffn=16 -p experts=1 -p topk=1 --repetitions 1");
+  EXPECT_EQ(r.exit_code, 1) << "its only case skipped\n" << r.out << r.err;
+  const auto run = only_run(dir / "e.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Skipped);
+  EXPECT_THAT(run.cases[0].reason, testing::StartsWith("experts: 1 experts for 2 ranks"));
 }
 
 TEST(MoeTrainMpi, ChunkedOverlapOnOneRankRunsWithANote) {

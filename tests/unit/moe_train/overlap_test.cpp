@@ -92,6 +92,16 @@ TEST(MoeOverlapOptions, BadValuesNameTheAxis) {
   most.chunks = kMaxChunks;
   EXPECT_NO_THROW(validate(most));
   EXPECT_THROW(plan_chunks({1, 2, 3}, 2, 0, 1, 2), std::invalid_argument) << "counts of the wrong size";
+  EpOptions slots;
+  slots.chunks = 3;
+  slots.shared_slot = {-1, pipeline_waits(3) - 1};
+  EXPECT_NO_THROW(validate(slots));
+  slots.shared_slot = {pipeline_waits(3), 0};
+  EXPECT_THAT([&] { validate(slots); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("shared_slot_fwd:")));
+  slots.shared_slot = {0, -2};
+  EXPECT_THAT([&] { validate(slots); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("shared_slot_bwd:")));
 }
 
 }  // namespace
