@@ -1,5 +1,6 @@
 #include "support/test_support.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+
+#include "reports/store.hpp"
 
 namespace fs = std::filesystem;
 
@@ -95,6 +98,13 @@ std::string read_file(const fs::path& path) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+reports::RunData only_run(const std::filesystem::path& db) {
+  reports::Store store(db.string(), /*read_only=*/true);
+  const auto runs = store.list_runs();
+  EXPECT_EQ(runs.size(), 1u) << db;
+  return store.load_run(runs.at(0).id);
 }
 
 }  // namespace mlsb::test

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "reports/model.hpp"
+
 namespace mlsb::test {
 
 /// The mlsysbench binary under test.
@@ -61,5 +63,9 @@ int count(const std::string& text, const std::string& what);
 void write_file(const std::filesystem::path& path, const std::string& text);
 /// Reads a whole file; throws std::runtime_error when it cannot.
 std::string read_file(const std::filesystem::path& path);
+
+/// The run of a store that holds exactly one (a failed expectation otherwise); throws std::out_of_range when
+/// it holds none.
+reports::RunData only_run(const std::filesystem::path& db);
 
 }  // namespace mlsb::test

@@ -23,7 +23,7 @@ void copy(void* to, const void* from, size_t n) {
 
 }  // namespace
 
-// A thread that calls comm.progress() every 200 us while any all-to-all is in flight (Open MPI moves
+// A thread that calls comm.progress() every 200 us while any all-to-all's transport is in flight (Open MPI moves
 // non-blocking collectives only inside MPI calls: without it a peer waits for this rank's next poll),
 // and sleeps otherwise.
 class EpExchange::ProgressThread {
@@ -144,16 +144,20 @@ EpExchange::InFlight EpExchange::start(const void* send, std::span<const size_t>
   return op;
 }
 
+void EpExchange::arrive(InFlight& op) {
+  op.arrived = true, op.arrived_at = Clock::now();
+  op.progressing.reset();  // the transport is done: what remains is the modelled link's wait
+}
+
 void EpExchange::complete(InFlight& op) {
   op.done = true;
-  op.progressing.reset();
   busy(op.start, std::max(op.arrived_at, op.ready));
 }
 
 void EpExchange::poll(InFlight& op) {
   if (op.done) return;
   const auto t0 = Clock::now();
-  if (!op.arrived && op.req->test()) op.arrived = true, op.arrived_at = Clock::now();
+  if (!op.arrived && op.req->test()) arrive(op);
   const auto now = Clock::now();
   times_.blocked_s += std::chrono::duration<double>(now - t0).count();
   busy(t0, now);
@@ -165,7 +169,7 @@ void EpExchange::finish(InFlight& op) {
   const auto t0 = Clock::now();
   if (!op.arrived) {
     op.req->wait();
-    op.arrived = true, op.arrived_at = Clock::now();
+    arrive(op);
   }
   wait_until(op.ready);
   const auto now = Clock::now();

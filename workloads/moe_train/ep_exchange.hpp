@@ -70,7 +70,7 @@ class EpExchange {
   };
   struct InFlight {
     std::unique_ptr<comm::CommRequest> req;
-    std::unique_ptr<ProgressThread, EndInFlight> progressing;  // counts this op in flight until reset
+    std::unique_ptr<ProgressThread, EndInFlight> progressing;  // counts the transport in flight until reset
     Clock::time_point start, ready;  // ready: start + the modelled link time
     Clock::time_point arrived_at;    // when the transport was first seen complete
     bool arrived = false, done = true;
@@ -81,6 +81,7 @@ class EpExchange {
   InFlight start(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
   void poll(InFlight& op);
   void finish(InFlight& op);
+  void arrive(InFlight& op);             // op's transport seen complete: no more progress calls for it
   void complete(InFlight& op);           // op seen complete: its interval [start, max(arrival, ready)] is busy
   void wait_until(Clock::time_point t);  // the modelled link's wait, watching the cancel flag
   void busy(Clock::time_point from, Clock::time_point to) { busy_.emplace_back(from, to); }

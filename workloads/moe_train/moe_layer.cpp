@@ -139,6 +139,19 @@ void MoeLayer<T>::set_layout(const std::vector<int64_t>& counts) {
 }
 
 template <typename T>
+void MoeLayer<T>::pipeline(int dir, const T* out, T* in, const T* results, T* back,
+                           const std::function<void(int64_t)>& expert, const std::function<void()>& shared) {
+  PipelinePieces& piece = times_.pieces[dir];
+  piece.expert_s.resize(local_experts_);
+  const double blocked = times_.comm.blocked_s;
+  wire_ops_->chunked(
+      chunks_, c_.hidden * sizeof(T), out, plan_.offsets, in, local_offsets_,
+      [&](int64_t j) { add_time(piece.expert_s[j], [&] { expert(j); }); }, results, back,
+      [&] { add_time(piece.shared_s, shared); }, ep_.shared_slot[dir]);
+  piece.wait_s += times_.comm.blocked_s - blocked;
+}
+
+template <typename T>
 void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
   const int64_t h = c_.hidden, E = c_.experts, L = local_experts_;
   x_ = x, tokens_ = tokens;
@@ -184,19 +197,13 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
     set_layout(counts);
     chunks_ = plan_chunks(std::move(all), ranks_, rank_, L, ep_.chunks);
     xe_.resize(local_offsets_[L] * h), ye_.resize(xe_.size());
-    PipelinePieces& piece = times_.pieces[0];
-    piece.expert_s.resize(L);
-    const double blocked = times_.comm.blocked_s;
-    wire_ops_->chunked(
-        chunks_, h * sizeof(T), xp_.data(), plan_.offsets, xe_.data(), local_offsets_,
+    pipeline(
+        0, xp_.data(), xe_.data(), ye_.data(), yp_.data(),
         [&](int64_t j) {
-          add_time(piece.expert_s[j], [&] {
-            experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
-                            j + 1);
-          });
+          experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
+                          j + 1);
         },
-        ye_.data(), yp_.data(), [&] { add_time(piece.shared_s, shared_forward); }, ep_.shared_slot[0]);
-    piece.wait_s += times_.comm.blocked_s - blocked;
+        shared_forward);
   }
   local_rows_.assign(L, 0);
   for (int64_t j = 0; j < L; ++j) local_rows_[j] = local_offsets_[j + 1] - local_offsets_[j];
@@ -257,19 +264,13 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
     exchange_back(dxe_, dxp);
   } else {
     dxe_.resize(xe_.size()), dye_.resize(xe_.size());
-    PipelinePieces& piece = times_.pieces[1];
-    piece.expert_s.resize(local_experts_);
-    const double blocked = times_.comm.blocked_s;
-    wire_ops_->chunked(
-        chunks_, h * sizeof(T), dyp.data(), plan_.offsets, dye_.data(), local_offsets_,
+    pipeline(
+        1, dyp.data(), dye_.data(), dxe_.data(), dxp.data(),
         [&](int64_t j) {
-          add_time(piece.expert_s[j], [&] {
-            experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
-                             threads_, times_.experts, j, j + 1);
-          });
+          experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
+                           threads_, times_.experts, j, j + 1);
         },
-        dxe_.data(), dxp.data(), [&] { add_time(piece.shared_s, shared_backward); }, ep_.shared_slot[1]);
-    piece.wait_s += times_.comm.blocked_s - blocked;
+        shared_backward);
   }
   if (ranks_ == 1 || ep_.overlap == Overlap::None) shared_backward();
   for_each_token(tokens, threads_, [&](int64_t t) {

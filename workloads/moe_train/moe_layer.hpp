@@ -5,6 +5,7 @@
 // overlap=chunked (overlap.hpp) dispatch, experts and combine run as a pipeline of chunks, bit-identical.
 // T is float (the workload) or double (gradient checks). Row-major throughout.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -86,6 +87,10 @@ class MoeLayer {
   void set_layout(const std::vector<int64_t>& counts);  // byte counts and local_offsets_ from recv_counts_
   void exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert);    // tokens to experts
   void exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert); // results home
+  // One direction (0 forward, 1 backward) of the chunked pipeline (EpExchange::chunked with the case's plan and
+  // shared-expert slot), timing each local expert, the shared experts and the waits into times_.pieces[dir].
+  void pipeline(int dir, const T* out, T* in, const T* results, T* back, const std::function<void(int64_t)>& expert,
+                const std::function<void()>& shared);
 
   MoeConfig c_;
   comm::Communicator* comm_;

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "reports/store.hpp"
+#include "reports/model.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -32,11 +32,6 @@ bool has(const reports::CaseRecord& c, const std::string& metric) {
   return false;
 }
 
-reports::RunData only_run(const fs::path& db) {
-  reports::Store store(db.string(), true);
-  return store.load_run(store.list_runs()[0].id);
-}
-
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
@@ -44,7 +39,7 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
   const auto r = test::run_cli(dir / "r.db", "run moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 "
                                     "-p sequences=8 -p seq_len=32 -p cache_scope=per_layer,global --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 12u);
   std::map<std::string, double> lookups;
   for (const auto& c : run.cases) {
@@ -87,7 +82,7 @@ TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
                                         " -p policy=lru,predictive,belady -p phase=decode,prefill -p batch=8 "
                                         "-p hidden=32 -p ffn=32 --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 6u);
   for (const auto& c : run.cases) {
     ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
@@ -112,7 +107,7 @@ TEST(MoeOffloadCli, SyntheticTraceParametersAreRecorded) {
                                     "-p sequences=4 -p seq_len=16 -p zipf=1.5 -p locality=0.25 -p correlation=0.75 "
                                     "--repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   for (const auto& [key, item] : run.cases.at(0).items)
     if (key == "trace") {
       EXPECT_EQ(item["source"]["generator"], "synthetic");
@@ -132,12 +127,12 @@ TEST(MoeOffloadCli, EdgeTracesRunAPresetWithMoreExpertsAndASteepZipf) {
   auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + shell_quote(trace) + " -p preset=qwen3-30b-a3b -p scale=256 "
                               "-p preset_layers=4 -p policy=lru,predictive --repetitions 1");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+  for (const auto& c : test::only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
   // Zipf 100: all but the top expert are ~2^-100 likely, yet every token still gets k distinct experts.
   r = test::run_cli(dir / "b.db", "run moe_offload -p zipf=100 -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 -p sequences=4 "
                          "-p seq_len=16 -p policy=lru --repetitions 1 --timeout 60");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(only_run(dir / "b.db").cases.at(0).status, reports::CaseStatus::Ok);
+  EXPECT_EQ(test::only_run(dir / "b.db").cases.at(0).status, reports::CaseStatus::Ok);
 }
 
 // A Mixtral-named F32 checkpoint of `layers` x `experts` experts of width h and inner size f.
@@ -162,11 +157,11 @@ TEST(MoeOffloadCli, ServesACheckpointsExpertsAndFailsOnAMismatchedOne) {
                              "-p policy=lru,belady --repetitions 1";
   auto r = test::run_cli(dir / "a.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=24" + common);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& c : only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+  for (const auto& c : test::only_run(dir / "a.db").cases) EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
 
   r = test::run_cli(dir / "b.db", "run moe_offload -p checkpoint=" + shell_quote(dir / "moe.safetensors") + " -p ffn=32" + common);
   EXPECT_EQ(r.exit_code, 1);
-  for (const auto& c : only_run(dir / "b.db").cases) {
+  for (const auto& c : test::only_run(dir / "b.db").cases) {
     EXPECT_EQ(c.status, reports::CaseStatus::Failed) << "a defective checkpoint fails the case";
     EXPECT_THAT(c.reason, testing::HasSubstr("model.layers.0.block_sparse_moe.experts.0.w1.weight has shape [24, 16]"));
   }
@@ -182,7 +177,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   auto r = test::run_cli(dir / "a.db", "run moe_offload -p trace=" + shell_quote(dir / "ids.jsonl") +
                                   " -p preset=mixtral-8x7b -p scale=256 -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
-  auto run = only_run(dir / "a.db");
+  auto run = test::only_run(dir / "a.db");
   EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Skipped);
   EXPECT_EQ(run.cases.at(0).reason, "trace: expert id 9 (line 6) exceeds the model's experts (8)");
 
@@ -190,7 +185,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   write(dir / "cut.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1, 2]}\n{\"token\": 1, \"layer\": 0, \"exp");
   r = test::run_cli(dir / "b.db", "run moe_offload -p trace=" + shell_quote(dir / "cut.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 1);
-  run = only_run(dir / "b.db");
+  run = test::only_run(dir / "b.db");
   EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Failed);
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("cut.jsonl line 2: not a JSON record"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("truncated"));
@@ -199,7 +194,7 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   write(dir / "gap.jsonl", "{\"token\": 0, \"layer\": 0, \"experts\": [1]}\n{\"token\": 0, \"layer\": 1, \"experts\": [1]}\n"
                            "{\"token\": 1, \"layer\": 0, \"experts\": [2]}\n");
   r = test::run_cli(dir / "c.db", "run moe_offload -p trace=" + shell_quote(dir / "gap.jsonl") + " -p policy=lru --repetitions 1");
-  run = only_run(dir / "c.db");
+  run = test::only_run(dir / "c.db");
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("gap.jsonl line 3: the token of this record has no record for layer 1"));
 
   // A plain trace's expert count is 1 + its largest id: a stray id is warned about, with its line.
@@ -209,14 +204,14 @@ TEST(MoeOffloadCli, BadTracesAndBudgetsNameTheLineOrTheAxis) {
   write(dir / "sparse.jsonl", sparse);
   r = test::run_cli(dir / "s.db", "run moe_offload -p trace=" + shell_quote(dir / "sparse.jsonl") + " -p policy=lru --repetitions 1");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  run = only_run(dir / "s.db");
+  run = test::only_run(dir / "s.db");
   EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Ok);
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("only 3 of its 10 experts are routed to"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("largest id (line 7)"));
 
   // A budget smaller than one expert: 3 * 128 * 256 * 4 bytes = 0.39 MB.
   r = test::run_cli(dir / "d.db", "run moe_offload -p policy=lru -p cache_mb=0.1 --repetitions 1");
-  run = only_run(dir / "d.db");
+  run = test::only_run(dir / "d.db");
   EXPECT_EQ(run.cases.at(0).status, reports::CaseStatus::Skipped);
   EXPECT_THAT(run.cases.at(0).reason, testing::StartsWith("cache_mb: 0.1"));
   EXPECT_THAT(run.cases.at(0).reason, testing::HasSubstr("holds no expert"));

@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "reports/store.hpp"
+#include "reports/model.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb {
@@ -27,13 +27,6 @@ auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
 }
 
 // The one run stored in `db`.
-auto only_run(const fs::path& db) {
-  reports::Store store(db.string(), true);
-  const auto runs = store.list_runs();
-  EXPECT_EQ(runs.size(), 1u);
-  return store.load_run(runs.at(0).id);
-}
-
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
@@ -42,7 +35,7 @@ TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
                               "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
                               "-p capacity_factor=0,1 --repetitions 3");
   ASSERT_EQ(r.exit_code, 0) << "experts=6 cases skip on 4 ranks, the rest pass\n" << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 8u);
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.ranks, 4);
@@ -106,7 +99,7 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
                               "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
                               "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 4u);
   for (const auto& c : run.cases) {
     ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
@@ -133,7 +126,7 @@ TEST(MoeTrainMpi, PlanOnTwoRanksRunsItsPlanVerifiedBesideItsPrediction) {
                               "run moe_train.plan -p hidden=64 -p ffn=128 -p experts=4 -p shared_experts=1 "
                               "-p tokens=256 -p link_gbps=0.05 -p link_latency_us=50 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = only_run(dir / "r.db");
+  const auto run = test::only_run(dir / "r.db");
   ASSERT_EQ(run.cases.size(), 1u);
   const auto& c = run.cases[0];
   ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
@@ -167,7 +160,7 @@ TEST(MoeTrainMpi, PlanBadInputsNameTheAxis) {
   const auto r =
       run_on_ranks(2, dir / "e.db", "run moe_train.plan -p hidden=16 -p ffn=16 -p experts=1 -p topk=1 --repetitions 1");
   EXPECT_EQ(r.exit_code, 1) << "its only case skipped\n" << r.out << r.err;
-  const auto run = only_run(dir / "e.db");
+  const auto run = test::only_run(dir / "e.db");
   ASSERT_EQ(run.cases.size(), 1u);
   EXPECT_EQ(run.cases[0].status, reports::CaseStatus::Skipped);
   EXPECT_THAT(run.cases[0].reason, testing::StartsWith("experts: 1 experts for 2 ranks"));
