@@ -24,7 +24,8 @@ constexpr TradeOff kTradeOffs[] = {
 };
 
 // Metrics drawn against an axis besides the primary one when cases sweep it, with the case at a
-// reference value of another axis as a dashed line (metric and axis names: the workloads' READMEs).
+// reference value of another axis as a dashed line on their chart and on the primary metric's against the
+// same axis (metric and axis names: the workloads' READMEs).
 struct SweptMetric {
   const char* axis;
   const char* metric;
@@ -76,7 +77,7 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       std::vector<std::pair<double, double>> points;
       std::string unit;
       const CaseRecord* any = nullptr;  // one of its cases: the others' axes for the reference
-      const SweptMetric* swept = nullptr;
+      const SweptMetric* reference = nullptr;  // where the dashed line comes from, if any
     };
     // (metric, the other axes that vary, by value) -> its series
     std::map<std::pair<std::string, std::string>, Series> series;
@@ -85,16 +86,19 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       std::string others;
       for (const auto& [k, v] : c->params.items())
         if (k != axis && seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + param_text(v);
-      auto add = [&](const std::string& metric, const SweptMetric* swept) {
+      auto add = [&](const std::string& metric, const SweptMetric* reference) {
         const SummaryRow* s = ok_summary(*c, metric);
         if (!s) return;
         Series& line = series[{metric, others}];
         line.points.push_back({c->params[axis].get<double>(), s->stats.median});
         line.unit = s->unit;
         line.any = c;
-        line.swept = swept;
+        line.reference = reference;
       };
-      add(c->primary_metric, nullptr);
+      const SweptMetric* primary_reference = nullptr;
+      for (const SweptMetric& m : kSweptMetrics)
+        if (m.axis == axis) primary_reference = &m;
+      add(c->primary_metric, primary_reference);
       for (const SweptMetric& m : kSweptMetrics)
         if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, &m);
     }
@@ -105,10 +109,10 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       XyOptions options;
       options.log2_x = log_x;
       std::string reference;
-      if (line.swept) {
+      if (line.reference) {
         // The schedule without the axis's effect: the case at the reference value that matches the
         // series on every other axis.
-        const SweptMetric& m = *line.swept;
+        const SweptMetric& m = *line.reference;
         for (const CaseRecord* c : g.cases) {
           if (!c->params.contains(m.reference_axis) || param_text(c->params[m.reference_axis]) != m.reference_value)
             continue;

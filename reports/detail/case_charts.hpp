@@ -12,7 +12,8 @@ namespace mlsb::reports::detail {
 /// metric against it per combination of the other axes that vary (step time against experts, GB/s
 /// against size, hit rate against cache fraction). An axis spanning 64x or more is on a log2 scale.
 /// kSweptMetrics adds metrics drawn against an axis the same way (exposed_comm_ms against chunks), with
-/// the case at a reference value of another axis (overlap=none) as a dashed line when the run has one.
+/// the case at a reference value of another axis (overlap=none) as a dashed line when the run has one, on
+/// their chart and on the primary metric's against that axis.
 void sweep_charts(std::string& out, const WorkloadGroup& g);
 
 /// Trade-offs (kTradeOffs: compression ratio against compression throughput): with 3 or more ok cases

@@ -73,7 +73,9 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   };
   test::write_file(dir / "bad.json", "{\"cases\": [ {\"workload\": ");
   const std::vector<Case> cases = {
-      {"run nosuch", "'nosuch' is neither a workload (compress, compress.codec, compress.collective, compress.plan, moe_offload, moe_train, moe_train.layer, moe_train.lm, toolbench"},
+      {"run nosuch",
+       "'nosuch' is neither a workload (compress, compress.codec, compress.collective, compress.plan, moe_offload, "
+       "moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench"},
       {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
@@ -95,13 +97,17 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"run toolbench -p agent=oracel", "(did you mean 'oracle'?)"},
       {"run compress -p elements=0", "axis 'elements': 0 is out of range"},
       // An alias's mode axis names a benchmark; an axis of another benchmark of the family names its owner.
-      {"run compress -p mode=plna", "axis 'mode': 'plna' is not allowed (allowed: codec, collective, plan) (did you mean 'plan'?)"},
-      {"run compress -p collective=alltoall", "axis 'collective' is not an axis of compress.codec; it belongs to compress.collective (mode=collective)"},
+      {"run compress -p mode=plna",
+       "axis 'mode': 'plna' is not allowed (allowed: codec, collective, plan) (did you mean 'plan'?)"},
+      {"run compress -p collective=alltoall",
+       "axis 'collective' is not an axis of compress.codec; it belongs to compress.collective (mode=collective)"},
       {"run compress.plan -p codec=zstd", "workload 'compress.plan' has no axis 'codec'"},
       {"run toolbench -p agent=openai --dry-run", "agent 'openai' needs a model: -p model=NAME"},
       {"run toolbench -p agent=anthropic -p model=m -p base_url=ftp://x", "base_url 'ftp://x' is not an http"},
-      {"list compres", "unknown workload 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, moe_offload, "
-                        "moe_train, moe_train.layer, moe_train.lm, toolbench) (did you mean 'compress'?)"},
+      {"list compres",
+       "unknown workload 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, "
+       "moe_offload, "
+       "moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench) (did you mean 'compress'?)"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(db + c.args);
