@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "util/text.hpp"
+
 namespace mlsb {
 
 std::string_view to_string(AxisType type) {
@@ -17,11 +19,7 @@ std::string_view to_string(AxisType type) {
 
 std::string to_string(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&v)) {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *d);
-    return std::string(buf, end);
-  }
+  if (const auto* d = std::get_if<double>(&v)) return shortest(*d);
   return std::get<std::string>(v);
 }
 

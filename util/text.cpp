@@ -1,6 +1,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 
 namespace mlsb {
@@ -121,6 +122,12 @@ uint64_t fnv1a64(std::string_view text) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
   return h;
+}
+
+std::string shortest(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
 }
 
 }  // namespace mlsb

@@ -45,4 +45,7 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 /// FNV-1a 64-bit hash of the bytes of `text` (Fowler, Noll, Vo): stable across builds and machines.
 uint64_t fnv1a64(std::string_view text);
 
+/// `v` in the shortest text that parses back to it ("5", "0.2", "1e-06"), as std::to_chars writes it.
+std::string shortest(double v);
+
 }  // namespace mlsb

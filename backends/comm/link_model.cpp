@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/text.hpp"
+
 namespace mlsb::comm {
 
 double transfer_s(double bytes, double link_gbps) { return bytes / (link_gbps * 1e9); }
@@ -26,13 +28,12 @@ double LinkModel::alltoallv_s(std::span<const size_t> send_bytes, std::span<cons
 
 LinkModel make_link_model(double link_gbps, double link_latency_us) {
   if (!(link_gbps >= 0) || !std::isfinite(link_gbps))
-    throw std::invalid_argument("link_gbps: must be >= 0 (0 = the real transport alone), got " +
-                                std::to_string(link_gbps));
+    throw std::invalid_argument("link_gbps: must be >= 0 (0 = the real transport alone), got " + shortest(link_gbps));
   if (!(link_latency_us >= 0) || !std::isfinite(link_latency_us))
-    throw std::invalid_argument("link_latency_us: must be >= 0, got " + std::to_string(link_latency_us));
+    throw std::invalid_argument("link_latency_us: must be >= 0, got " + shortest(link_latency_us));
   if (link_latency_us > 0 && link_gbps == 0)
     throw std::invalid_argument("link_gbps: a modelled link needs a bandwidth > 0 (link_latency_us is " +
-                                std::to_string(link_latency_us) + ")");
+                                shortest(link_latency_us) + ")");
   return LinkModel{link_gbps, link_latency_us * 1e-6};
 }
 

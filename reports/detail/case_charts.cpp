@@ -81,8 +81,15 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
     };
     // (metric, the other axes that vary, by value) -> its series
     std::map<std::pair<std::string, std::string>, Series> series;
+    const SweptMetric* primary_reference = nullptr;  // the primary metric's dashed line against this axis
+    for (const SweptMetric& m : kSweptMetrics)
+      if (m.axis == axis) primary_reference = &m;
     for (const CaseRecord* c : g.cases) {
       if (!c->params.contains(axis) || !c->params[axis].is_number()) continue;
+      // At the reference value the axis does nothing (overlap=none ignores chunks): no line against it.
+      if (primary_reference && c->params.contains(primary_reference->reference_axis) &&
+          param_text(c->params[primary_reference->reference_axis]) == primary_reference->reference_value)
+        continue;
       std::string others;
       for (const auto& [k, v] : c->params.items())
         if (k != axis && seen[k].size() > 1) others += (others.empty() ? "" : ",") + k + "=" + param_text(v);
@@ -95,9 +102,6 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
         line.any = c;
         line.reference = reference;
       };
-      const SweptMetric* primary_reference = nullptr;
-      for (const SweptMetric& m : kSweptMetrics)
-        if (m.axis == axis) primary_reference = &m;
       add(c->primary_metric, primary_reference);
       for (const SweptMetric& m : kSweptMetrics)
         if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, &m);

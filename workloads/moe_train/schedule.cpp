@@ -118,11 +118,13 @@ double predict_step_s(const ScheduleInputs& in, const Schedule& s) {
   return step;
 }
 
-PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks) {
+PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks, double min_gain) {
   validate(in);
   if (max_chunks < 1 || max_chunks > kMaxChunks)
     throw std::invalid_argument("chunks: the planner's bound " + std::to_string(max_chunks) + " must lie in [1, " +
                                 std::to_string(kMaxChunks) + "]");
+  if (!(min_gain >= 0 && min_gain < 1))
+    throw std::invalid_argument("min_gain: " + std::to_string(min_gain) + " must lie in [0, 1)");
   PlanResult best;
   best.predicted_s = INFINITY;
   for (int64_t C = 1; C <= max_chunks; ++C) {
@@ -140,6 +142,7 @@ PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks) {
     best.best_by_chunks.push_back(step);
     if (step < best.predicted_s) best.schedule = s, best.predicted_s = step;
   }
+  if (best.predicted_s > best.sequential_s * (1 - min_gain)) best.schedule = {}, best.predicted_s = best.sequential_s;
   return best;
 }
 

@@ -102,8 +102,10 @@ struct PlanResult {
 };
 
 /// The schedule of least predicted step over chunk counts 1..max_chunks and every shared-expert place; ties go
-/// to fewer chunks, then to the shared experts after the pipeline, then to the earlier wait. Validates as
-/// validate(), and max_chunks must lie in [1, kMaxChunks] ("chunks: ...").
-PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks = kMaxChunks);
+/// to fewer chunks, then to the shared experts after the pipeline, then to the earlier wait. When that step is
+/// not at least `min_gain` (a fraction) below the sequential order's, the plan is the sequential order: the
+/// model leaves out what the transport in flight costs the compute beside it. Validates as validate();
+/// max_chunks must lie in [1, kMaxChunks] ("chunks: ..."), min_gain in [0, 1) ("min_gain: ...").
+PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks = kMaxChunks, double min_gain = 0);
 
 }  // namespace mlsb::moe_train

@@ -123,29 +123,41 @@ TEST(MoeTrainMpi, PlanOnTwoRanksRunsItsPlanVerifiedBesideItsPrediction) {
   test::TempDir dir;
   // A slow modelled link (50 MB/s, 1.3 ms per all-to-all of 256 tokens) so that the schedule matters.
   const auto r = run_on_ranks(2, dir / "r.db",
-                              "run moe_train.plan -p hidden=64 -p ffn=128 -p experts=4 -p shared_experts=1 "
+                              "run moe_train.plan -p hidden=64 -p ffn=128 -p experts=4 -p shared_experts=0,1 "
                               "-p tokens=256 -p link_gbps=0.05 -p link_latency_us=50 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto run = test::only_run(dir / "r.db");
-  ASSERT_EQ(run.cases.size(), 1u);
-  const auto& c = run.cases[0];
-  ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
-  EXPECT_EQ(c.ranks, 2);
-  std::map<std::string, double> m;
-  for (const auto& s : c.summaries) m[s.metric] = s.stats.median;
-  EXPECT_GT(m["step_ms"], 0);
-  EXPECT_GT(m["sequential_ms"], 0);
-  EXPECT_GT(m["predicted_ms"], 0);
-  EXPECT_LE(m["predicted_ms"], m["predicted_sequential_ms"]) << "the sequential order is one the planner weighs";
-  EXPECT_NEAR(m["prediction_error"], std::abs(m["predicted_ms"] - m["step_ms"]) / m["step_ms"], 0.5);
-  EXPECT_GE(m["chunks"], 1);
-  EXPECT_LE(m["chunks"], 64);
-  std::map<std::string, nlohmann::json> items(c.items.begin(), c.items.end());
-  ASSERT_TRUE(items.count("plan") && items.count("tasks/0") && items.count("tasks/1"));
-  EXPECT_EQ(items["plan"]["chunks"], m["chunks"]);
-  EXPECT_THAT(items["plan"]["layer_args"].get<std::string>(), testing::HasSubstr("-p overlap=chunked -p chunks="));
-  EXPECT_EQ(items["tasks/1"]["backward"]["experts_ms"].size(), 2u) << "two local experts per rank";
-  EXPECT_TRUE(items.count("series/predicted_step/64"));
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+    EXPECT_EQ(c.ranks, 2);
+    const bool shared = c.params.at("shared_experts") == 1;
+    std::map<std::string, double> m;
+    for (const auto& s : c.summaries) m[s.metric] = s.stats.median;
+    EXPECT_GT(m["step_ms"], 0);
+    EXPECT_GT(m["sequential_ms"], 0);
+    EXPECT_GT(m["predicted_ms"], 0);
+    EXPECT_LE(m["predicted_ms"], m["predicted_sequential_ms"]) << "the sequential order is one the planner weighs";
+    EXPECT_NEAR(m["prediction_error"], std::abs(m["predicted_ms"] - m["step_ms"]) / m["step_ms"], 0.5);
+    std::map<std::string, nlohmann::json> items(c.items.begin(), c.items.end());
+    ASSERT_TRUE(items.count("plan") && items.count("tasks/0") && items.count("tasks/1"));
+    const nlohmann::json& plan = items["plan"];
+    EXPECT_GE(plan["chunks"].get<int>(), 1);
+    EXPECT_LE(plan["chunks"].get<int>(), 64);
+    const std::string args = plan["layer_args"].get<std::string>();
+    EXPECT_THAT(args, testing::StartsWith("-p overlap=chunked -p chunks="));
+    EXPECT_THAT(args, testing::EndsWith(" -p link_gbps=0.05 -p link_latency_us=50")) << "the plan's own link";
+    if (shared) {
+      EXPECT_THAT(args, testing::HasSubstr("-p shared_slot_fwd="));
+    } else {
+      EXPECT_THAT(args, testing::Not(testing::HasSubstr("shared_slot"))) << "no shared experts to place";
+      EXPECT_EQ(plan["shared_forward"], "no shared experts");
+      EXPECT_EQ(plan["shared_slot_fwd"], -1);
+      EXPECT_EQ(plan["shared_slot_bwd"], -1);
+    }
+    EXPECT_EQ(items["tasks/1"]["backward"]["experts_ms"].size(), 2u) << "two local experts per rank";
+    EXPECT_TRUE(items.count("series/predicted_step/64"));
+  }
 }
 
 TEST(MoeTrainMpi, PlanBadInputsNameTheAxis) {

@@ -47,6 +47,24 @@ TEST(MoeSchedule, SharedExpertsHideTheFirstDispatch) {
   EXPECT_NEAR(one.sequential_s - one.predicted_s, 2 * 0.0005, 1e-12);
 }
 
+// A pipeline predicted to gain less than min_gain of the sequential step is not chosen: the plan is then the
+// sequential order, predicted as such.
+TEST(MoeSchedule, AGainBelowTheMarginKeepsTheSequentialOrder) {
+  const ScheduleInputs in = two_ranks(1000, 0.004, 0.0005, 0);
+  const PlanResult free = choose_schedule(in, 1);
+  const double gain = 1 - free.predicted_s / free.sequential_s;  // the shared experts hidden: about 5%
+  ASSERT_GT(gain, 0.01);
+  const PlanResult below = choose_schedule(in, 1, gain * 0.9);
+  EXPECT_EQ(below.schedule.shared_slot[0], 0) << "a gain above the margin is taken";
+  EXPECT_NEAR(below.predicted_s, free.predicted_s, 1e-15);
+  const PlanResult above = choose_schedule(in, 1, gain * 1.1);
+  EXPECT_EQ(above.schedule.chunks, 1);
+  EXPECT_EQ(above.schedule.shared_slot[0], -1);
+  EXPECT_EQ(above.schedule.shared_slot[1], -1);
+  EXPECT_EQ(above.predicted_s, above.sequential_s);
+  EXPECT_EQ(above.best_by_chunks, free.best_by_chunks) << "the curve the plan was chosen from is unchanged";
+}
+
 TEST(MoeSchedule, TasksCutByChunksComputeEveryExpertOnce) {
   ScheduleInputs in = two_ranks(0, 0, 0, 0);
   in.experts = 4;
@@ -235,6 +253,9 @@ TEST(MoeSchedule, BadInputsNameTheParameter) {
   throws(in, "measured times:");
   EXPECT_THAT([&] { choose_schedule(good, kMaxChunks + 1); },
               testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("chunks:")));
+  for (const double bad : {-0.1, 1.0, std::nan("")})
+    EXPECT_THAT([&] { choose_schedule(good, kMaxChunks, bad); },
+                testing::ThrowsMessage<std::invalid_argument>(testing::StartsWith("min_gain:")));
 }
 
 }  // namespace

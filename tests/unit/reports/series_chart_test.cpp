@@ -188,6 +188,11 @@ TEST(SweepCharts, ExposedCommunicationAgainstChunksWithTheUnoverlappedCase) {
   const std::string step_svg = html.substr(step_at, html.find("</svg>", step_at) - step_at);
   EXPECT_THAT(step_svg, testing::HasSubstr("overlap=none 900"));
   EXPECT_THAT(step_svg, testing::Not(testing::HasSubstr("451.25")));
+  // overlap=none ignores chunks: its cases at three chunk counts draw no line against chunks.
+  for (const int chunks : {2, 4}) add("none", chunks, 64, 901, 150);
+  const std::string again = render(d, Format::Html);
+  EXPECT_THAT(again, testing::Not(testing::HasSubstr("against chunks, overlap=none")));
+  EXPECT_THAT(again, testing::HasSubstr("against chunks, overlap=chunked,tokens=64; dashed: overlap=none"));
 }
 
 // A workload's charts come before its full tables: a Pareto scatter when cases record a trade-off, a
