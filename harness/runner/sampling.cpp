@@ -61,6 +61,9 @@ void CaseExecution::run_samples(Workload& w) {
   double noise = INFINITY;
   const bool read_gpus = ctl->rank() == 0;  // the rank that stores the case reads the GPUs it sees
   if (read_gpus) gpu_before = read_visible_gpus();
+  // The ranks start the first timed sample together: otherwise what rank 0 alone did since the warm-up (the
+  // read above) is time its peers spend waiting in the sample's first collective.
+  agree(kGo);
   while (true) {
     if (cancel) throw Cancelled{};
     st.begin_sample(n, false);
