@@ -193,6 +193,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     broken = broken || result.broken;
   }
   interrupted = interrupted || interrupt;
+  out.broken = broken;
   out.status = interrupted                                  ? reports::RunStatus::Interrupted
                : (out.failed || out.timed_out || broken) ? reports::RunStatus::Failed
                                                          : reports::RunStatus::Ok;

@@ -86,6 +86,9 @@ struct RunOutcome {
   std::string uuid;
   reports::RunStatus status = reports::RunStatus::Ok;
   int ok = 0, failed = 0, skipped = 0, timed_out = 0;
+  /// A rank stopped answering (a collective between the ranks timed out or failed): the communicators
+  /// are unusable, and MPI_Finalize would wait for that rank forever, so the job must end with MPI_Abort.
+  bool broken = false;
 };
 
 /// Runs every case of `plan`, storing each in `store` as it starts (status Running), its items every

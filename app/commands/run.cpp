@@ -139,7 +139,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
     opts.branch = args.branch;
     const auto out =
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
-    if (!root) return 0;  // rank 0's exit code is everyone's
+    if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
     std::fprintf(stderr,
                  "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
                  "report: mlsysbench --db %s report %lld --format html -o report.html\n",
@@ -150,6 +150,14 @@ int run_run(const RunArgs& args, const Globals& globals) {
     if (out.status == reports::RunStatus::Ok && out.ok == 0) {
       std::fprintf(stderr, "mlsysbench: every case was skipped (see the reasons above)\n");
       return 1;
+    }
+    if (out.broken && comms.control->size() > 1) {
+      // A rank stopped answering (a stopped or hung process): the run is stored, and MPI_Finalize would
+      // wait for that rank, so the job ends here.
+      std::fprintf(stderr, "mlsysbench: a rank stopped answering; ending the job\n");
+      std::fflush(stdout);
+      std::fflush(stderr);
+      comm::mpi_env::abort_job(1);
     }
     return out.status == reports::RunStatus::Ok ? 0 : 1;
   });
