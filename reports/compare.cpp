@@ -186,13 +186,21 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   std::map<std::string, std::vector<size_t>> cand_cases;  // key -> indices into cand.cases
   for (size_t i = 0; i < cand.cases.size(); ++i) cand_cases[case_key(cand.cases[i])].push_back(i);
   std::map<std::string, size_t> used;
+  // A case only in one run whose workload and params the other run has on another communicator or rank
+  // count: its name says where it ran, or the two lists would show the same name.
+  auto where = [](const std::vector<CaseRecord>& other, const CaseRecord& c, const std::string& name) {
+    for (const CaseRecord& o : other)
+      if (o.workload == c.workload && o.params_key == c.params_key)
+        return name + " (" + c.comm + ", " + std::to_string(c.ranks) + (c.ranks == 1 ? " rank)" : " ranks)");
+    return name;
+  };
   for (size_t i = 0; i < base.cases.size(); ++i) {
     const CaseRecord& b = base.cases[i];
     const std::string key = case_key(b);
     auto& candidates = cand_cases[key];
     size_t& next = used[key];
     if (next >= candidates.size()) {
-      cmp.only_base.push_back({b.workload, b.params_key, b.status, std::nullopt, base_names[i]});
+      cmp.only_base.push_back({b.workload, b.params_key, b.status, std::nullopt, where(cand.cases, b, base_names[i])});
       continue;
     }
     const CaseRecord& c = cand.cases[candidates[next++]];
@@ -215,7 +223,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
     const std::string key = case_key(c);
     if (used[key] < cand_cases[key].size() && cand_cases[key][used[key]] == i) {
       ++used[key];
-      cmp.only_cand.push_back({c.workload, c.params_key, std::nullopt, c.status, cand_names[i]});
+      cmp.only_cand.push_back({c.workload, c.params_key, std::nullopt, c.status, where(base.cases, c, cand_names[i])});
     }
   }
   return cmp;

@@ -218,6 +218,22 @@ TEST(CompareTest, ListsCasesPresentInOnlyOneRunAndCasesNotOkInBoth) {
   EXPECT_TRUE(compare_runs(cand, base).new_failures().empty());  // a fixed case is no new failure
 }
 
+// The same case run on other ranks pairs with nothing, and each list says where its case ran.
+TEST(CompareTest, TheSameCaseOnOtherRanksIsNamedWithItsRanks) {
+  RunData base = one_case_run("a", {1, 2, 3});
+  RunData cand = one_case_run("b", {1, 2, 3});
+  base.cases[0].comm = "mpi", base.cases[0].ranks = 2;
+  cand.cases[0].comm = "mpi", cand.cases[0].ranks = 4;
+  cand.cases.push_back(make_case("compress", {{"codec", "zstd"}}, {{"time_ms", {1}}}));
+  const Comparison c = compare_runs(base, cand);
+  EXPECT_TRUE(c.metrics.empty());
+  ASSERT_EQ(c.only_base.size(), 1u);
+  EXPECT_EQ(c.only_base[0].name, "moe_train/experts=8 (mpi, 2 ranks)");
+  ASSERT_EQ(c.only_cand.size(), 2u);
+  EXPECT_EQ(c.only_cand[0].name, "moe_train/experts=8 (mpi, 4 ranks)");
+  EXPECT_EQ(c.only_cand[1].name, "compress") << "in neither run elsewhere: its name alone";
+}
+
 TEST(CompareTest, RendersTextJsonAndMarkdown) {
   const RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}), cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0});
   const Comparison c = compare_runs(base, cand, kTwoRun);
