@@ -25,5 +25,9 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
 
 /// Appended to the runner's out-of-memory reason: the axes that shrink a case.
 constexpr std::string_view kMemoryHint = "lower tokens or batch, or a larger scale for a preset";
+/// Untimed layer steps before any measured one (moe_train.layer's and .plan's warm-up, and the planner's before it
+/// profiles the tasks): under mpirun the second step's all-to-alls still took 2-3x their later time (2 ranks,
+/// Open MPI 4.1), so with one warm-up step the first measured one stood out.
+constexpr int kLayerWarmupSteps = 2;
 
 }  // namespace mlsb::moe_train

@@ -81,10 +81,13 @@ class LayerBench final : public Workload {
         "run moe_train.layer -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
         "run moe_train.layer -p overlap=none,chunked -p chunks=4 -p link_gbps=1",
     };
-    // Two warm-up steps: under mpirun the second step's all-to-alls still took 2-3x their later time
-    // (2 ranks, Open MPI 4.1), so with one the first measured sample stood out.
-    w.runner = {.warmup = 2, .min_samples = 5, .max_samples = 50, .min_time_s = 0.5, .max_noise = 0.03,
-                .max_time_s = 20, .timeout_s = 1200};
+    w.runner = {.warmup = kLayerWarmupSteps,
+                .min_samples = 5,
+                .max_samples = 50,
+                .min_time_s = 0.5,
+                .max_noise = 0.03,
+                .max_time_s = 20,
+                .timeout_s = 1200};
     w.backends = {"cpu", "cuda"};
     return w;
   }

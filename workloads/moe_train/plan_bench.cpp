@@ -27,7 +27,6 @@
 namespace mlsb::moe_train {
 namespace {
 
-constexpr int kWarmupSteps = 2;   // as moe_train.layer's warm-up: the second step's all-to-alls are still slow
 constexpr int kProfileSteps = 3;  // measured steps (after the warm-up) whose median per task the plan uses
 
 // Seconds of one step of `layer` on this rank, forward and backward; its times() hold the step's pieces.
@@ -80,7 +79,7 @@ class PlanBench final : public Workload {
         "run moe_train.plan -p link_gbps=0.5,2,8 -p link_latency_us=20",
         "run moe_train.plan -p shared_experts=1 -p experts=16 -p topk=4 -p link_gbps=1",
     };
-    w.runner = {.warmup = 2,  // as moe_train.layer's
+    w.runner = {.warmup = kLayerWarmupSteps,
                 .min_samples = 3,
                 .max_samples = 20,
                 .min_time_s = 0.5,
@@ -137,7 +136,7 @@ class PlanBench final : public Workload {
 
  private:
   // The schedule's inputs, measured on every rank and agreed by all: the layer in the sequential order over the
-  // case's link, kWarmupSteps then kProfileSteps, the median of each task per rank.
+  // case's link, kLayerWarmupSteps then kProfileSteps, the median of each task per rank.
   ScheduleInputs measure() {
     const int P = comm_->size();
     const int64_t L = config_.experts / P;
@@ -145,9 +144,9 @@ class PlanBench final : public Workload {
     // Per step, this rank's [direction][expert_s..., shared_s, other_s].
     const int64_t per_dir = L + 2;
     std::vector<std::vector<double>> steps(2 * per_dir);
-    for (int s = 0; s < kWarmupSteps + kProfileSteps; ++s) {
+    for (int s = 0; s < kLayerWarmupSteps + kProfileSteps; ++s) {
       const std::array<double, 2> dir_s = step_s(layer, in_, tokens_, y_, dx_);
-      if (s < kWarmupSteps) continue;
+      if (s < kLayerWarmupSteps) continue;
       for (int d = 0; d < 2; ++d) {
         const PipelinePieces& p = layer.times().pieces[d];
         const double experts = std::accumulate(p.expert_s.begin(), p.expert_s.end(), 0.0);

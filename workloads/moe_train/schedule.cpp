@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/text.hpp"
+
 namespace mlsb::moe_train {
 namespace {
 
@@ -124,7 +126,7 @@ PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks, double 
     throw std::invalid_argument("chunks: the planner's bound " + std::to_string(max_chunks) + " must lie in [1, " +
                                 std::to_string(kMaxChunks) + "]");
   if (!(min_gain >= 0 && min_gain < 1))
-    throw std::invalid_argument("min_gain: " + std::to_string(min_gain) + " must lie in [0, 1)");
+    throw std::invalid_argument("min_gain: " + shortest(min_gain) + " must lie in [0, 1)");
   PlanResult best;
   best.predicted_s = INFINITY;
   for (int64_t C = 1; C <= max_chunks; ++C) {

@@ -26,7 +26,6 @@ auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
   return test::run_shell(mpirun(ranks, 600) + shell_quote(test::binary()) + " --db " + shell_quote(db) + " " + args);
 }
 
-// The one run stored in `db`.
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
