@@ -81,6 +81,12 @@ std::unique_ptr<Communicator> Communicator::make_duplicate() {
   throw CommError(name() + ": this communicator cannot be duplicated");
 }
 
+int node_local_rank(int rank) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return rank;
+}
+
 std::string resolve_comm_kind(std::string_view kind) {
   if (kind == "local" || kind == "mpi" || kind == "nccl") return std::string(kind);
   if (kind != "auto")

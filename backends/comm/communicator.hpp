@@ -125,6 +125,10 @@ class Communicator {
 /// by an MPI launcher — mpirun/srun set OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE — else local).
 std::string resolve_comm_kind(std::string_view kind);
 
+/// The node-local rank the launcher gives (Open MPI, Slurm, MPICH), else `rank`: which GPU a rank of
+/// several on one node takes (node_local_rank % devices).
+int node_local_rank(int rank);
+
 /// Creates the communicator of a kind ("local", "mpi", "nccl"). MPI is initialised on first use and
 /// finalised at exit. Throws CommError when the kind is unavailable (no GPU for nccl, say) and
 /// std::invalid_argument for an unknown kind.

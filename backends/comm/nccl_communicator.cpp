@@ -37,13 +37,6 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   throw CommError("nccl: unknown reduction");
 }
 
-/// The node-local rank from the launcher (Open MPI, Slurm), else the global rank.
-int local_rank(int rank) {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return rank;
-}
-
 /// What rank 0 broadcasts: whether it got an id, and the id.
 struct Bootstrap {
   int32_t ok = 0;
@@ -62,7 +55,7 @@ class NcclCommunicator final : public Communicator {
       cuda::cuda_available(&why);
       throw CommError("nccl: " + (why.empty() ? std::string("no CUDA device (none visible)") : why));
     }
-    device_ = local_rank(rank_) % devices;
+    device_ = node_local_rank(rank_) % devices;
     try {
       init();
     } catch (...) {

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace mlsb::moe_train {
@@ -124,6 +125,54 @@ void EpExchange::alltoall_i64(const int64_t* send, int64_t* recv, size_t count) 
 void EpExchange::allgather_i64(const int64_t* send, int64_t* recv, size_t count) {
   const std::vector<size_t> block(comm_.size(), count * sizeof(int64_t));
   blocking([&] { comm_.allgather(send, recv, count, comm::ElemType::I64); }, block, block);
+}
+
+std::vector<int64_t> EpExchange::counts_to_experts(std::span<const int64_t> counts, int64_t local_experts,
+                                                   std::vector<int64_t>* everyone) {
+  const int ranks = comm_.size(), rank = comm_.rank();
+  const int64_t L = local_experts, E = ranks * L;
+  std::vector<int64_t> recv(static_cast<size_t>(ranks * L));
+  if (!everyone) {
+    alltoall_i64(counts.data(), recv.data(), static_cast<size_t>(L));
+    return recv;
+  }
+  everyone->assign(static_cast<size_t>(ranks * E), 0);
+  allgather_i64(counts.data(), everyone->data(), static_cast<size_t>(E));
+  for (int s = 0; s < ranks; ++s)
+    for (int64_t j = 0; j < L; ++j) recv[s * L + j] = (*everyone)[s * E + rank * L + j];
+  return recv;
+}
+
+EpLayout EpLayout::make(std::span<const int64_t> counts, std::vector<int64_t> recv_counts, int ranks,
+                        int64_t local_experts, size_t row_bytes) {
+  const int64_t L = local_experts;
+  if (counts.size() != static_cast<size_t>(ranks * L) || recv_counts.size() != counts.size())
+    throw std::invalid_argument("EpLayout: counts must hold ranks * local_experts entries");
+  EpLayout o;
+  o.recv_counts = std::move(recv_counts);
+  o.send_bytes.assign(ranks, 0), o.recv_bytes.assign(ranks, 0);
+  o.local_offsets.assign(L + 1, 0);
+  for (int s = 0; s < ranks; ++s)
+    for (int64_t j = 0; j < L; ++j) {
+      o.send_bytes[s] += static_cast<size_t>(counts[s * L + j]) * row_bytes;
+      o.recv_bytes[s] += static_cast<size_t>(o.recv_counts[s * L + j]) * row_bytes;
+      o.local_offsets[j + 1] += o.recv_counts[s * L + j];
+    }
+  for (int64_t j = 0; j < L; ++j) o.local_offsets[j + 1] += o.local_offsets[j];
+  return o;
+}
+
+void EpLayout::for_each_block(const std::function<void(int64_t, int64_t, int64_t)>& copy) const {
+  const int64_t L = static_cast<int64_t>(local_offsets.size()) - 1;
+  const int64_t ranks = L > 0 ? static_cast<int64_t>(recv_counts.size()) / L : 0;
+  std::vector<int64_t> at(local_offsets.begin(), local_offsets.end() - 1);
+  int64_t wire_row = 0;
+  for (int64_t s = 0; s < ranks; ++s)
+    for (int64_t j = 0; j < L; ++j) {
+      const int64_t n = recv_counts[s * L + j];
+      if (n > 0) copy(wire_row, at[j], n);
+      at[j] += n, wire_row += n;
+    }
 }
 
 void EpExchange::timed(const std::function<void()>& body) { blocking(body, {}, {}); }

@@ -24,6 +24,23 @@ struct CommTimes {
   double blocked_s = 0;  ///< inside communication calls (starts, polls, waits): what the step could not hide
 };
 
+/// Where the rows of one expert-parallel exchange go, seen from one rank with `local_experts` experts per rank.
+struct EpLayout {
+  std::vector<int64_t> recv_counts;    ///< [source rank][local expert]: rows each rank sends this rank's experts
+  std::vector<int64_t> local_offsets;  ///< [local_experts + 1]: local expert j's rows (from every source, in rank
+                                       ///< order) start at local_offsets[j] of the experts' layout
+  std::vector<size_t> send_bytes, recv_bytes;  ///< per rank, rows of `row_bytes` bytes
+
+  /// The layout of this rank's rows per global expert `counts` ([ranks * local_experts]) and the received
+  /// `recv_counts`. Throws std::invalid_argument when their sizes are not ranks * local_experts.
+  static EpLayout make(std::span<const int64_t> counts, std::vector<int64_t> recv_counts, int ranks,
+                       int64_t local_experts, size_t row_bytes);
+  /// Calls copy(wire_row, expert_row, rows) for each (source, local expert) block: `wire_row` in the row
+  /// all-to-allv's layout ([source][local expert]), `expert_row` in the experts' ([local expert][source]).
+  void for_each_block(const std::function<void(int64_t, int64_t, int64_t)>& copy) const;
+  int64_t rows_in() const { return local_offsets.back(); }  ///< rows this rank's experts compute
+};
+
 /// Communication of one layer over `comm` (every rank calls the same sequence). With an active link
 /// model, an all-to-all completes no earlier than its start plus LinkModel::alltoallv_s of its byte
 /// counts: the calling thread waits out the rest (in slices that watch the communicator's cancel flag).
@@ -47,6 +64,11 @@ class EpExchange {
   /// Blocking allgather of `count` int64 per rank, timed, the link waited out (as an all-to-all that sends
   /// every peer the same block).
   void allgather_i64(const int64_t* send, int64_t* recv, size_t count);
+  /// The rows each rank sends this rank's `local_experts` experts ([source][local expert]), given this rank's
+  /// rows per global expert: an all-to-all of counts, or, when `everyone` is given, an allgather of every
+  /// rank's counts into it ([rank][global expert]: what plan_chunks needs). Timed, the link waited out.
+  std::vector<int64_t> counts_to_experts(std::span<const int64_t> counts, int64_t local_experts,
+                                         std::vector<int64_t>* everyone);
   /// Runs `body` (blocking communication the link model does not cover: gradient allreduce), timed.
   void timed(const std::function<void()>& body);
 

@@ -1,6 +1,12 @@
 // Host side of the CUDA MoE layer (gpu_layer.hpp): device memory, the step's schedule on one stream,
 // the per-expert cuBLAS GEMMs, and the dispatch plan. Kernels: cuda/*.cu (launchers in kernels.hpp).
 //
+// Expert parallelism (ranks > 1): this rank's permuted rows go down to pinned host memory, travel over
+// EpExchange (the CPU layer's exchange: counts, then rows, overlap=none or the chunked pipeline, the
+// modelled link), are copied up into the experts' layout and computed, and come back the same way. The
+// chunked pipeline computes each local expert on the GPU when its rows have arrived, with the same GEMM
+// calls on the same rows as overlap=none (bit-identical), while the next chunks travel.
+//
 // Host synchronisation: forward copies the routing (expert ids and weights [tokens, k], E + 1 router
 // sums) back and waits once; the host builds the dispatch plan with plan_dispatch(), the CPU layer's
 // own code, so capacity, drop policy and row order match it exactly, and it needs each expert's row
@@ -13,6 +19,7 @@
 
 #include <stdexcept>
 
+#include "backends/comm/communicator.hpp"
 #include "backends/cuda/device.hpp"
 
 #ifdef MLSB_HAVE_CUDA
@@ -21,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "backends/cuda/blas.hpp"
@@ -39,8 +47,9 @@
 namespace mlsb::moe_train {
 namespace {
 
-void check_args(const MoeConfig& config, int64_t tokens) {
-  validate(config, 1);
+void check_args(const MoeConfig& config, int64_t tokens, const comm::Communicator* comm, const EpOptions& ep) {
+  validate(config, comm ? comm->size() : 1);
+  validate(ep);
   if (tokens < 0) throw std::invalid_argument("tokens: must be at least 0");
 }
 
@@ -48,8 +57,9 @@ void check_args(const MoeConfig& config, int64_t tokens) {
 
 #ifndef MLSB_HAVE_CUDA
 
-std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t, const AdamWConfig&) {
-  check_args(config, tokens);
+std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t, const AdamWConfig&,
+                                            comm::Communicator* comm, const EpOptions& ep) {
+  check_args(config, tokens, comm, ep);
   throw std::runtime_error("built without CUDA");
 }
 
@@ -82,6 +92,27 @@ class Arena {
   double bytes_ = 0;
 };
 
+/// Memory that grows to the largest size asked of it (a quarter more, so small growth reallocates
+/// rarely): the experts' rows under expert parallelism change every step. Buffer: cuda::DeviceBuffer or
+/// cuda::PinnedBuffer<unsigned char>. Reallocating frees the old memory: call it with nothing in flight.
+template <typename Buffer>
+class Grown {
+ public:
+  template <typename T>
+  T* ensure(int64_t n) {
+    const size_t bytes = sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 1));
+    if (bytes > size_) buf_.reset(), buf_ = std::make_unique<Buffer>(bytes + bytes / 4), size_ = bytes + bytes / 4;
+    return static_cast<T*>(static_cast<void*>(buf_->data()));
+  }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<Buffer> buf_;
+  size_t size_ = 0;
+};
+using DeviceMemory = Grown<cuda::DeviceBuffer>;
+using HostMemory = Grown<cuda::PinnedBuffer<unsigned char>>;
+
 /// One trained tensor: fp32 master, gradient and moments, and the bf16 copy the GEMMs read.
 struct Param {
   int64_t n = 0;
@@ -96,13 +127,19 @@ struct Param {
 
 class CudaMoeLayer final : public GpuMoeLayer {
  public:
-  CudaMoeLayer(const MoeConfig& c, int64_t tokens, uint64_t seed, const AdamWConfig& opt)
+  CudaMoeLayer(const MoeConfig& c, int64_t tokens, uint64_t seed, const AdamWConfig& opt, comm::Communicator* comm,
+               const EpOptions& ep)
       : c_(c),
         opt_(opt),
+        ep_(ep),
+        comm_(comm && comm->size() > 1 ? comm : nullptr),
+        ranks_(comm_ ? comm_->size() : 1),
+        rank_(comm_ ? comm_->rank() : 0),
         T_(tokens),
         h_(c.hidden),
         f_(c.ffn),
         E_(c.experts),
+        L_(c.experts / ranks_),
         k_(c.topk),
         S_(c.shared_inner()),
         R_(tokens * c.topk),
@@ -115,6 +152,11 @@ class CudaMoeLayer final : public GpuMoeLayer {
         h_bias_(E_),
         h_ydot_(T_),
         h_stats_(E_ + 1) {
+    if (comm_ && comm_->device_buffers())
+      throw std::runtime_error("comm " + comm_->name() +
+                               ": the cuda layer's expert parallelism moves rows through host memory (--comm mpi); "
+                               "NCCL all-to-all between device buffers is not built yet");
+    if (comm_) wire_ = std::make_unique<EpExchange>(*comm_, ep_.link, comm_times_);
     shape_.experts = static_cast<int>(E_), shape_.topk = static_cast<int>(k_);
     shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
     shape_.router = c.router;
@@ -137,6 +179,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   }
 
   GpuStepResult step() override {
+    comm_times_ = {};
     forward();
     backward();
     record(2);
@@ -156,7 +199,9 @@ class CudaMoeLayer final : public GpuMoeLayer {
     r.tokens_per_expert = plan_.tokens_per_expert();
     r.load = routing_.load;
     r.dropped = plan_.dropped;
-    r.peak_memory_bytes = mem_.bytes();
+    r.peak_memory_bytes =
+        mem_.bytes() + static_cast<double>(h13_.size() + a_.size() + xe_.size() + ye_.size() + dye_.size());
+    r.comm = comm_times_;
     return r;
   }
 
@@ -189,8 +234,8 @@ class CudaMoeLayer final : public GpuMoeLayer {
  private:
   void allocate() {
     router_.allocate(mem_, h_ * E_);
-    w13_.allocate(mem_, E_ * h_ * 2 * f_);
-    w2_.allocate(mem_, E_ * f_ * h_);
+    w13_.allocate(mem_, L_ * h_ * 2 * f_);
+    w2_.allocate(mem_, L_ * f_ * h_);
     sw13_.allocate(mem_, h_ * 2 * S_);
     sw2_.allocate(mem_, S_ * h_);
     bias_d_ = mem_.alloc<float>(E_);
@@ -204,17 +249,16 @@ class CudaMoeLayer final : public GpuMoeLayer {
     daux_ = mem_.alloc<float>(E_);
     expert_ = mem_.alloc<int32_t>(R_), slot_row_ = mem_.alloc<int32_t>(R_), row_token_ = mem_.alloc<int32_t>(R_);
     weight_ = mem_.alloc<float>(R_), dweight_ = mem_.alloc<float>(R_);
-    // Permuted rows: at most tokens * k (dropless). yp_ also holds dxp in backward (yp is dead by then).
+    // This rank's permuted rows: at most tokens * k (dropless). yp_ also holds dxp in backward (yp is dead by then).
     xp_ = mem_.alloc<bf16>(R_ * h_), yp_ = mem_.alloc<bf16>(R_ * h_), dyp_ = mem_.alloc<bf16>(R_ * h_);
-    h13_ = mem_.alloc<bf16>(R_ * 2 * f_), a_ = mem_.alloc<bf16>(R_ * f_);  // backward: dh13 in h13_, da in a_
     hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
     void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
     check_blas(cublasSetWorkspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
   }
 
-  /// The weights of MoeLayer<float>::init(seed): the router from a layer of the same h and E (its
-  /// router stream does not depend on the experts), each expert and the shared experts from
-  /// init_expert, as init() makes them.
+  /// The weights of MoeLayer<float>::init(seed) on this rank: the router from a layer of the same h and E
+  /// (its router stream does not depend on the experts), each local expert (global id rank * L + j) and the
+  /// shared experts from init_expert, as init() makes them.
   void init_weights(uint64_t seed) {
     {
       MoeConfig light = c_;
@@ -224,11 +268,11 @@ class CudaMoeLayer final : public GpuMoeLayer {
       upload(router_.master, layer.params().router.data(), sizeof(float) * static_cast<size_t>(router_.n));
     }
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    parallel_for(E_, std::min(hw, 8), [&](int64_t e, int) {
+    parallel_for(L_, std::min(hw, 8), [&](int64_t j, int) {
       ExpertWeights<float> one;
-      init_expert(seed, e, one, h_, f_);
-      upload(w13_.master + e * h_ * 2 * f_, one.w13.data(), one.w13.size() * sizeof(float));
-      upload(w2_.master + e * f_ * h_, one.w2.data(), one.w2.size() * sizeof(float));
+      init_expert(seed, rank_ * L_ + j, one, h_, f_);
+      upload(w13_.master + j * h_ * 2 * f_, one.w13.data(), one.w13.size() * sizeof(float));
+      upload(w2_.master + j * f_ * h_, one.w2.data(), one.w2.size() * sizeof(float));
     });
     if (S_ > 0) {
       ExpertWeights<float> shared;
@@ -262,33 +306,133 @@ class CudaMoeLayer final : public GpuMoeLayer {
       copy_down(h_expert_.data(), expert_, sizeof(int32_t) * R_);
       copy_down(h_weight_.data(), weight_, sizeof(float) * R_);
       copy_down(h_stats_.data(), stats_, sizeof(double) * (E_ + 1));
-      sync("routing");  // the one wait of forward: the plan needs the routing
+      sync("routing");  // the one wait of forward on one GPU: the plan needs the routing
     }
     plan_on_host();
     copy_up(slot_row_, h_slot_row_.data(), sizeof(int32_t) * R_);
     copy_up(row_token_, h_row_token_.data(), sizeof(int32_t) * plan_.rows());
     copy_up(daux_, h_daux_.data(), sizeof(float) * E_);
-    const int64_t rows = plan_.rows();
-    gpu::permute_rows(x_, row_token_, rows, h_, xp_, st);
-    for (int64_t e = 0; e < E_; ++e) {
-      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.get(), false, false, m, 2 * f_, h_, xp_ + o * h_, h_, w13_.half + e * h_ * 2 * f_, 2 * f_,
-                h13_ + o * 2 * f_, 2 * f_, false);
-    }
-    gpu::swiglu_forward(h13_, rows, f_, a_, st);
-    for (int64_t e = 0; e < E_; ++e) {
-      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.get(), false, false, m, h_, f_, a_ + o * f_, f_, w2_.half + e * f_ * h_, h_, yp_ + o * h_, h_,
-                false);
-    }
-    if (S_ > 0) {  // the shared experts write y, the routed experts are added to it
+    gpu::permute_rows(x_, row_token_, plan_.rows(), h_, xp_, st);
+    // y = the shared experts of x (none: zero, as combine then writes it): needs none of the exchange.
+    auto shared = [&] {
+      if (S_ == 0) return;
       gemm_bf16(blas_.get(), false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
       gpu::swiglu_forward(hs13_, T_, S_, as_, st);
       gemm_bf16(blas_.get(), false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
+    };
+    if (!comm_) {
+      offsets_ = plan_.offsets;
+      experts_forward(xp_, 0, E_, yp_);
+      shared();
+    } else {
+      std::vector<int64_t> everyone;
+      const bool chunked = ep_.overlap == Overlap::Chunked;
+      const auto counts = plan_.tokens_per_expert();
+      layout_ = EpLayout::make(counts, wire_->counts_to_experts(counts, L_, chunked ? &everyone : nullptr), ranks_, L_,
+                               static_cast<size_t>(h_) * sizeof(bf16));
+      if (chunked) chunks_ = plan_chunks(std::move(everyone), ranks_, rank_, L_, ep_.chunks);
+      offsets_ = layout_.local_offsets;
+      bf16* xe = xe_.ensure<bf16>(layout_.rows_in() * h_);
+      bf16* ye = ye_.ensure<bf16>(layout_.rows_in() * h_);
+      exchange(
+          0, xp_, xe, ye, yp_, [&](int64_t j0, int64_t j1) { experts_forward(xe, j0, j1, ye); }, shared);
     }
     gpu::combine(yp_, slot_row_, weight_, T_, static_cast<int>(k_), h_, S_ > 0, dy_, y_, ydot_, st);
     check_launch("forward");
     record(1);
+  }
+
+  /// Local experts [j0, j1) on the rows `offsets_` lays out in x: x -> h13 -> a -> y (h13 and a kept for
+  /// backward). One expert or all, the GEMM calls per expert are the same.
+  void experts_forward(const bf16* x, int64_t j0, int64_t j1, bf16* y) {
+    const int64_t in = offsets_.back();
+    bf16* h13 = h13_.ensure<bf16>(in * 2 * f_);
+    bf16* a = a_.ensure<bf16>(in * f_);
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      gemm_bf16(blas_.get(), false, false, m, 2 * f_, h_, x + o * h_, h_, w13_.half + j * h_ * 2 * f_, 2 * f_,
+                h13 + o * 2 * f_, 2 * f_, false);
+    }
+    const int64_t o0 = offsets_[j0], rows = offsets_[j1] - o0;
+    gpu::swiglu_forward(h13 + o0 * 2 * f_, rows, f_, a + o0 * f_, stream_.get());
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      gemm_bf16(blas_.get(), false, false, m, h_, f_, a + o * f_, f_, w2_.half + j * f_ * h_, h_, y + o * h_, h_,
+                false);
+    }
+  }
+
+  /// Backward of experts_forward for [j0, j1): dy -> dW2, da (in a), SwiGLU backward in place in h13,
+  /// dW13, dx. An expert without rows gets zero weight gradients.
+  void experts_backward(const bf16* x, const bf16* dy, int64_t j0, int64_t j1, bf16* dx) {
+    bf16* h13 = h13_.ensure<bf16>(offsets_.back() * 2 * f_);
+    bf16* a = a_.ensure<bf16>(offsets_.back() * f_);
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      if (m == 0) {
+        zero(w13_.grad + j * h_ * 2 * f_, h_ * 2 * f_);
+        zero(w2_.grad + j * f_ * h_, f_ * h_);
+        continue;
+      }
+      gemm_bf16(blas_.get(), true, false, f_, h_, m, a + o * f_, f_, dy + o * h_, h_, w2_.grad + j * f_ * h_, h_, true);
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      gemm_bf16(blas_.get(), false, true, m, f_, h_, dy + o * h_, h_, w2_.half + j * f_ * h_, h_, a + o * f_, f_,
+                false);
+    }
+    const int64_t o0 = offsets_[j0], rows = offsets_[j1] - o0;
+    gpu::swiglu_backward(h13 + o0 * 2 * f_, a + o0 * f_, rows, f_, stream_.get());
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      gemm_bf16(blas_.get(), true, false, h_, 2 * f_, m, x + o * h_, h_, h13 + o * 2 * f_, 2 * f_,
+                w13_.grad + j * h_ * 2 * f_, 2 * f_, true);
+      gemm_bf16(blas_.get(), false, true, m, h_, 2 * f_, h13 + o * 2 * f_, 2 * f_, w13_.half + j * h_ * 2 * f_, 2 * f_,
+                dx + o * h_, h_, false);
+    }
+  }
+
+  /// One direction (0 forward, 1 backward) of the expert-parallel exchange: this rank's rows `mine` (by global
+  /// expert) go to the experts' ranks into `in` (the experts' layout, layout_), `experts(j0, j1)` computes
+  /// local experts into `out`, whose rows come home into `back` (laid out as `mine`). The rows travel through
+  /// pinned host memory over wire_; overlap=chunked runs EpExchange's pipeline, computing each local expert
+  /// when its rows have arrived, and `side` (the shared experts) where shared_slot puts it; overlap=none runs
+  /// `side` after the exchange.
+  void exchange(int dir, const bf16* mine, bf16* in, bf16* out, bf16* back,
+                const std::function<void(int64_t, int64_t)>& experts, const std::function<void()>& side) {
+    const int64_t rows = plan_.rows(), rows_in = layout_.rows_in();
+    const size_t row = static_cast<size_t>(h_) * sizeof(bf16);
+    unsigned char* h_mine = h_mine_.ensure<unsigned char>(rows * static_cast<int64_t>(row));
+    unsigned char* h_back = h_back_.ensure<unsigned char>(rows * static_cast<int64_t>(row));
+    unsigned char* h_in = h_in_.ensure<unsigned char>(rows_in * static_cast<int64_t>(row));
+    unsigned char* h_out = h_out_.ensure<unsigned char>(rows_in * static_cast<int64_t>(row));
+    copy_down(h_mine, mine, rows * static_cast<int64_t>(row));
+    sync("expert-parallel rows");
+    if (ep_.overlap == Overlap::None) {
+      wire_->alltoallv(h_mine, layout_.send_bytes, h_in, layout_.recv_bytes);
+      layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+        copy_up(in + expert_row * h_, h_in + wire_row * row, n * static_cast<int64_t>(row));
+      });
+      experts(0, L_);
+      layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+        copy_down(h_out + wire_row * row, out + expert_row * h_, n * static_cast<int64_t>(row));
+      });
+      sync("expert-parallel results");
+      wire_->alltoallv(h_out, layout_.recv_bytes, h_back, layout_.send_bytes);
+      side();
+    } else {
+      wire_->chunked(
+          chunks_, row, h_mine, plan_.offsets, h_in, offsets_,
+          [&](int64_t j) {
+            const int64_t o = offsets_[j], n = (offsets_[j + 1] - o) * static_cast<int64_t>(row);
+            copy_up(in + o * h_, h_in + o * row, n);
+            experts(j, j + 1);
+            copy_down(h_out + o * row, out + o * h_, n);
+            sync("expert-parallel results");
+          },
+          h_out, h_back, side, ep_.shared_slot[dir]);
+    }
+    copy_up(back, h_back, rows * static_cast<int64_t>(row));
   }
 
   /// Routing copied back -> the CPU layer's dispatch plan, loads, aux and z losses, d(aux)/d(probs).
@@ -321,56 +465,56 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   void backward() {
     cudaStream_t st = stream_.get();
-    if (T_ == 0) {
-      for (Param* p : params()) zero(p->grad, p->n);
-      return;
-    }
+    // Without tokens the GEMMs below enqueue nothing (their outputs untouched): the replicated gradients are 0.
+    // A rank without tokens still computes its experts' rows from other ranks.
+    if (T_ == 0)
+      for (Param* p : {&router_, &sw13_, &sw2_}) zero(p->grad, p->n);
     const int k = static_cast<int>(k_);
     gpu::combine_backward(dy_, yp_, slot_row_, weight_, T_, k, h_, dyp_, dweight_, st);
     gpu::RouteBackward rb;
     rb.logits = logits_, rb.scores = scores_, rb.aux_probs = aux_probs_, rb.lse = lse_;
     rb.expert = expert_, rb.weight = weight_, rb.dweight = dweight_, rb.daux = daux_;
-    rb.z_scale = static_cast<float>(2 * c_.z_coef / static_cast<double>(T_)), rb.aux = c_.aux_coef > 0;
+    rb.z_scale = static_cast<float>(T_ > 0 ? 2 * c_.z_coef / static_cast<double>(T_) : 0.0), rb.aux = c_.aux_coef > 0;
     rb.dlogits = dlogits_;
     gpu::route_backward(shape_, T_, rb, st);
     gemm_bf16(blas_.get(), true, false, h_, E_, T_, x_, h_, dlogits_, E_, router_.grad, E_, true);
-    // Routed experts: dW2 = a^T dyp (a is then dead: da goes there), SwiGLU backward in place in h13,
-    // dW13 = xp^T dh13, dxp = dh13 W13^T into yp_.
-    for (int64_t e = 0; e < E_; ++e) {
-      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      if (m == 0) {
-        zero(w13_.grad + e * h_ * 2 * f_, h_ * 2 * f_);
-        zero(w2_.grad + e * f_ * h_, f_ * h_);
-        continue;
-      }
-      gemm_bf16(blas_.get(), true, false, f_, h_, m, a_ + o * f_, f_, dyp_ + o * h_, h_, w2_.grad + e * f_ * h_, h_,
-                true);
-    }
-    for (int64_t e = 0; e < E_; ++e) {
-      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.get(), false, true, m, f_, h_, dyp_ + o * h_, h_, w2_.half + e * f_ * h_, h_, a_ + o * f_, f_,
-                false);
-    }
-    const int64_t rows = plan_.rows();
-    gpu::swiglu_backward(h13_, a_, rows, f_, st);
-    bf16* dxp = yp_;
-    for (int64_t e = 0; e < E_; ++e) {
-      const int64_t o = plan_.offsets[e], m = plan_.offsets[e + 1] - o;
-      gemm_bf16(blas_.get(), true, false, h_, 2 * f_, m, xp_ + o * h_, h_, h13_ + o * 2 * f_, 2 * f_,
-                w13_.grad + e * h_ * 2 * f_, 2 * f_, true);
-      gemm_bf16(blas_.get(), false, true, m, h_, 2 * f_, h13_ + o * 2 * f_, 2 * f_, w13_.half + e * h_ * 2 * f_, 2 * f_,
-                dxp + o * h_, h_, false);
-    }
-    if (S_ > 0) {  // the shared experts on every token, from dy itself; their dx starts dx_
+    // The shared experts on every token, from dy itself; their dx starts dx_.
+    auto shared = [&] {
+      if (S_ == 0) return;
       gemm_bf16(blas_.get(), true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
       gemm_bf16(blas_.get(), false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
       gpu::swiglu_backward(hs13_, as_, T_, S_, st);
       gemm_bf16(blas_.get(), true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
       gemm_bf16(blas_.get(), false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
+    };
+    bf16* dxp = yp_;  // yp is dead
+    if (!comm_) {
+      experts_backward(xp_, dyp_, 0, E_, dxp);
+      shared();
+    } else {
+      bf16* xe = xe_.ensure<bf16>(layout_.rows_in() * h_);
+      bf16* dye = dye_.ensure<bf16>(layout_.rows_in() * h_);
+      bf16* dxe = ye_.ensure<bf16>(layout_.rows_in() * h_);  // ye is dead
+      exchange(
+          1, dyp_, dye, dxe, dxp, [&](int64_t j0, int64_t j1) { experts_backward(xe, dye, j0, j1, dxe); }, shared);
     }
     gpu::unpermute_add(dxp, slot_row_, T_, k, h_, S_ > 0, dx_, st);
     gemm_bf16(blas_.get(), false, true, T_, h_, E_, dlogits_, E_, router_.half, E_, dx_, h_, true, 1.0f);
     check_launch("backward");
+    if (comm_) wire_->timed([&] { allreduce_replicated(); });
+  }
+
+  /// The replicated weights' gradients (router, shared experts) summed over ranks, through pinned host memory.
+  void allreduce_replicated() {
+    for (Param* p : {&router_, &sw13_, &sw2_}) {
+      if (p->n == 0) continue;
+      float* host = h_grad_.ensure<float>(p->n);
+      copy_down(host, p->grad, p->n * static_cast<int64_t>(sizeof(float)));
+      sync("gradient allreduce");
+      comm_->allreduce(host, host, static_cast<size_t>(p->n), comm::ElemType::F32, comm::ReduceOp::Sum);
+      copy_up(p->grad, host, p->n * static_cast<int64_t>(sizeof(float)));
+      sync("gradient allreduce");
+    }
   }
 
   void optimizer() {
@@ -384,7 +528,9 @@ class CudaMoeLayer final : public GpuMoeLayer {
     for (Param* p : params()) gpu::adamw_update(p->master, p->grad, p->m, p->v, p->half, p->n, s, stream_.get());
     check_launch("adamw");
     if (c_.router == RouterKind::Sigmoid && c_.bias_rate != 0) {
-      update_expert_bias(bias_, routing_.load, c_.bias_rate);
+      std::vector<int64_t> load = routing_.load;  // summed over ranks, as MoeLayer::update_bias
+      if (comm_) comm_->allreduce(load.data(), load.data(), load.size(), comm::ElemType::I64, comm::ReduceOp::Sum);
+      update_expert_bias(bias_, load, c_.bias_rate);
       std::copy(bias_.begin(), bias_.end(), h_bias_.data());
       copy_up(bias_d_, h_bias_.data(), sizeof(float) * E_);
     }
@@ -422,7 +568,11 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   MoeConfig c_;
   AdamWConfig opt_;
-  int64_t T_, h_, f_, E_, k_, S_, R_;  // tokens, hidden, ffn, experts, topk, shared inner size, tokens * k
+  EpOptions ep_;
+  comm::Communicator* comm_;  // nullptr: one rank
+  int ranks_, rank_;
+  // tokens, hidden, ffn, experts, local experts, topk, shared inner size, tokens * k
+  int64_t T_, h_, f_, E_, L_, k_, S_, R_;
   gpu::math::RouteShape shape_;
   cuda::Stream stream_;
   cuda::BlasHandle blas_;  // its workspace comes from mem_ (counted with the layer's memory)
@@ -437,13 +587,22 @@ class CudaMoeLayer final : public GpuMoeLayer {
   bf16* dlogits_ = nullptr;
   double* stats_ = nullptr;
   int32_t *expert_ = nullptr, *slot_row_ = nullptr, *row_token_ = nullptr;
-  bf16 *xp_ = nullptr, *yp_ = nullptr, *dyp_ = nullptr, *h13_ = nullptr, *a_ = nullptr, *hs13_ = nullptr, *as_ = nullptr;
+  bf16 *xp_ = nullptr, *yp_ = nullptr, *dyp_ = nullptr, *hs13_ = nullptr, *as_ = nullptr;
+  // The experts' side: their rows' offsets (by local expert; one rank: plan_.offsets), SwiGLU activations,
+  // and with expert parallelism their inputs xe, outputs ye (dx in backward) and upstream gradients dye.
+  std::vector<int64_t> offsets_;
+  DeviceMemory h13_, a_, xe_, ye_, dye_;
+  HostMemory h_mine_, h_in_, h_out_, h_back_, h_grad_;  // expert parallelism's pinned staging
   cuda::PinnedBuffer<int32_t> h_expert_, h_slot_row_, h_row_token_;
   cuda::PinnedBuffer<float> h_weight_, h_daux_, h_bias_, h_ydot_;
   cuda::PinnedBuffer<double> h_stats_;
   std::vector<float> bias_;
   Routing<float> routing_;
   DispatchPlan plan_;
+  CommTimes comm_times_;
+  std::unique_ptr<EpExchange> wire_;  // ranks > 1
+  EpLayout layout_;
+  ChunkPlan chunks_;  // overlap=chunked
   double aux_loss_ = 0, z_loss_ = 0;
   int64_t steps_ = 0;
   bool have_input_ = false, have_grads_ = false;
@@ -452,11 +611,15 @@ class CudaMoeLayer final : public GpuMoeLayer {
 }  // namespace
 
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
-                                            const AdamWConfig& optimizer) {
-  check_args(config, tokens);
+                                            const AdamWConfig& optimizer, comm::Communicator* comm,
+                                            const EpOptions& ep) {
+  check_args(config, tokens, comm, ep);
   std::string why;
   if (!cuda::cuda_available(&why)) throw std::runtime_error(why);
-  return std::make_unique<CudaMoeLayer>(config, tokens, seed, optimizer);
+  // Ranks on one node spread over its GPUs (several ranks share one when there are fewer GPUs).
+  if (comm && comm->size() > 1)
+    check_cuda(cudaSetDevice(comm::node_local_rank(comm->rank()) % cuda::device_count()), "cudaSetDevice");
+  return std::make_unique<CudaMoeLayer>(config, tokens, seed, optimizer, comm, ep);
 }
 
 #endif

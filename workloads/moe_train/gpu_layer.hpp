@@ -1,6 +1,11 @@
 #pragma once
 // The MoE layer's training step on a CUDA GPU: bf16 activations and weights with fp32 accumulation
 // (cuBLAS), fp32 master weights and AdamW, and fused kernels for routing, permute and unpermute.
+// With expert parallelism (a communicator of several ranks, one GPU per rank or several ranks sharing
+// one) the experts are sharded over the ranks as MoeLayer shards them, and the rows travel through
+// pinned host memory over the communicator's all-to-alls (EpExchange: overlap=none or the chunked
+// pipeline, the modelled link), the experts computing on the GPU; NCCL all-to-all between device
+// buffers on a communication stream is not built yet (a device-buffer communicator is refused).
 // The CPU MoeLayer<float> is its oracle (tests/gpu). Built only with MLSB_HAVE_CUDA; elsewhere
 // make_gpu_layer throws.
 #include <cstdint>
@@ -10,6 +15,8 @@
 
 #include "workloads/moe_train/adamw.hpp"
 #include "workloads/moe_train/config.hpp"
+#include "workloads/moe_train/ep_exchange.hpp"
+#include "workloads/moe_train/overlap.hpp"
 
 namespace mlsb::moe_train {
 
@@ -17,10 +24,11 @@ namespace mlsb::moe_train {
 struct GpuStepResult {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
   double aux_loss = 0, z_loss = 0, objective = 0;  ///< objective = <y, dy> / tokens + aux + z
-  std::vector<int64_t> tokens_per_expert;         ///< rows each expert computed (after capacity)
+  std::vector<int64_t> tokens_per_expert;          ///< this rank's rows per global expert (after capacity)
   std::vector<int64_t> load;                      ///< assignments per expert before capacity
   int64_t dropped = 0;
   double peak_memory_bytes = 0;                   ///< device bytes allocated by the layer at peak
+  CommTimes comm;                                 ///< expert parallelism: the step's communication (host clock)
 };
 
 class GpuMoeLayer {
@@ -35,14 +43,19 @@ class GpuMoeLayer {
   /// Forward only; y [tokens, hidden] as fp32 on the host (for comparison with the CPU layer).
   virtual std::vector<float> forward_output() = 0;
   /// Gradients of the last step() as fp32 on the host: "x" [tokens, hidden], "router" [hidden, E],
-  /// "w13" [E, hidden, 2f], "w2" [E, f, hidden] (the layouts of MoeLayer).
+  /// "w13" [local experts, hidden, 2f], "w2" [local experts, f, hidden] (the layouts of MoeLayer),
+  /// "shared_w13", "shared_w2".
   virtual std::vector<float> gradient(const std::string& name) = 0;
 };
 
 /// A layer with the weights MoeLayer<float>::init(seed) makes (converted to bf16; fp32 masters kept),
-/// for `tokens` tokens per step. Throws std::runtime_error when the build has no CUDA or no GPU is
-/// usable, and std::invalid_argument for a config validate() rejects.
+/// for `tokens` tokens per step (per rank). `comm` nullptr or of one rank: every expert on this GPU;
+/// else this rank holds experts [rank * E/ranks, (rank + 1) * E/ranks) and every rank calls set_input,
+/// step and forward_output together with the same `ep`. Throws std::runtime_error when the build has no
+/// CUDA, no GPU is usable or `comm` needs device buffers (nccl), and std::invalid_argument naming the axis
+/// for a config or `ep` that validate() rejects.
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
-                                            const AdamWConfig& optimizer);
+                                            const AdamWConfig& optimizer, comm::Communicator* comm = nullptr,
+                                            const EpOptions& ep = {});
 
 }  // namespace mlsb::moe_train

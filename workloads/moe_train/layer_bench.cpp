@@ -111,10 +111,6 @@ class LayerBench final : public Workload {
       state.skip(e.what());
     }
     const bool overlapped = ep_.overlap == Overlap::Chunked || ep_.link.active();
-    if (state.backend() == "cuda" && overlapped)
-      state.skip(
-          "overlap, link_gbps: overlapped and modelled-link expert parallelism run on the cpu backend (the cuda "
-          "layer is single-GPU and communicates nothing)");
     if (ranks == 1 && overlapped)
       state.warn("one rank: nothing is communicated, so overlap and link_gbps change nothing (run under mpirun)");
     tokens_ = state.get_int("tokens");
@@ -124,14 +120,13 @@ class LayerBench final : public Workload {
     LayerInputs in = layer_inputs(state.seed(), comm_->rank(), tokens_, config_.hidden);
     x_ = std::move(in.x), dy_ = std::move(in.dy);
     if (state.backend() == "cuda") {
-      if (ranks > 1) state.skip("backend cuda: expert parallelism runs on the cpu backend (--comm mpi); the cuda "
-                                "layer is single-GPU");
       const auto names = cuda::device_names();
       const auto spec = names.empty() ? std::nullopt : cuda::lookup_device(names[0]);
       if (spec) peak_tflops_ = spec->peak_bf16_tflops;
       else state.warn("GPU '" + (names.empty() ? std::string("?") : names[0]) + "' is not in the peak table: no mfu");
       try {
-        gpu_ = make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state));
+        gpu_ =
+            make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? comm_ : nullptr, ep_);
       } catch (const std::runtime_error& e) {
         state.skip(std::string("backend cuda: ") + e.what());
       }
@@ -206,7 +201,14 @@ class LayerBench final : public Workload {
 
   void verify(State& state) override {
     verify_peak_fractions(state);
-    if (gpu_) return;  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
+    if (gpu_) {  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
+      if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
+        const std::string same =
+            check_gpu_overlap_identical(config_, *comm_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_);
+        if (!same.empty()) state.fail(same);
+      }
+      return;
+    }
     const std::string load = check_load_statistics(layer_->routing(), layer_->plan(), config_);
     if (!load.empty()) state.fail("load statistics: " + load);
     // A fresh layer with the initial weights: its outputs against a per-token double-precision reference.
@@ -268,7 +270,10 @@ class LayerBench final : public Workload {
     n.forward_s = r.forward_ms / 1e3, n.backward_s = r.backward_ms / 1e3;
     n.optimizer_s = optimizer_ ? r.optimizer_ms / 1e3 : 0;
     n.aux = r.aux_loss, n.z = r.z_loss, n.objective = r.objective, n.peak_bytes = r.peak_memory_bytes;
-    n.rows_per_expert = r.tokens_per_expert, n.dropped = r.dropped;
+    n.rows_per_expert = r.tokens_per_expert, n.dropped = r.dropped, n.comm = r.comm;
+    if (comm_->size() > 1)
+      comm_->allreduce(n.rows_per_expert.data(), n.rows_per_expert.data(), n.rows_per_expert.size(),
+                       comm::ElemType::I64, comm::ReduceOp::Sum);
     return n;
   }
 

@@ -91,51 +91,35 @@ void MoeLayer<T>::zero_grad() {
 
 template <typename T>
 void MoeLayer<T>::exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert) {
-  const int64_t h = c_.hidden, L = local_experts_;
+  const int64_t h = c_.hidden;
   std::vector<T>& recv = wire_;
-  recv.resize(local_offsets_[L] * h);
-  wire_ops_->alltoallv(by_expert.data(), send_bytes_, recv.data(), recv_bytes_);
+  recv.resize(layout_.rows_in() * h);
+  wire_ops_->alltoallv(by_expert.data(), layout_.send_bytes, recv.data(), layout_.recv_bytes);
   // recv is [source][local expert][rows]; the experts want [local expert][source][rows].
   by_local_expert.resize(recv.size());
-  std::vector<int64_t> at(local_offsets_.begin(), local_offsets_.end() - 1);
-  int64_t src_row = 0;
-  for (int s = 0; s < ranks_; ++s)
-    for (int64_t j = 0; j < L; ++j) {
-      const int64_t n = recv_counts_[s * L + j];
-      std::memcpy(by_local_expert.data() + at[j] * h, recv.data() + src_row * h, n * h * sizeof(T));
-      at[j] += n, src_row += n;
-    }
+  layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+    std::memcpy(by_local_expert.data() + expert_row * h, recv.data() + wire_row * h, n * h * sizeof(T));
+  });
 }
 
 template <typename T>
 void MoeLayer<T>::exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert) {
-  const int64_t h = c_.hidden, L = local_experts_;
+  const int64_t h = c_.hidden;
   std::vector<T>& send = wire_;
   send.resize(by_local_expert.size());
-  std::vector<int64_t> at(local_offsets_.begin(), local_offsets_.end() - 1);
-  int64_t dst_row = 0;
-  for (int s = 0; s < ranks_; ++s)
-    for (int64_t j = 0; j < L; ++j) {
-      const int64_t n = recv_counts_[s * L + j];
-      std::memcpy(send.data() + dst_row * h, by_local_expert.data() + at[j] * h, n * h * sizeof(T));
-      at[j] += n, dst_row += n;
-    }
+  layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+    std::memcpy(send.data() + wire_row * h, by_local_expert.data() + expert_row * h, n * h * sizeof(T));
+  });
   by_expert.resize(plan_.rows() * h);
-  wire_ops_->alltoallv(send.data(), recv_bytes_, by_expert.data(), send_bytes_);
+  wire_ops_->alltoallv(send.data(), layout_.recv_bytes, by_expert.data(), layout_.send_bytes);
 }
 
 template <typename T>
-void MoeLayer<T>::set_layout(const std::vector<int64_t>& counts) {
-  const int64_t h = c_.hidden, L = local_experts_;
-  send_bytes_.assign(ranks_, 0), recv_bytes_.assign(ranks_, 0);
-  local_offsets_.assign(L + 1, 0);
-  for (int s = 0; s < ranks_; ++s)
-    for (int64_t j = 0; j < L; ++j) {
-      send_bytes_[s] += static_cast<size_t>(counts[s * L + j] * h) * sizeof(T);
-      recv_bytes_[s] += static_cast<size_t>(recv_counts_[s * L + j] * h) * sizeof(T);
-      local_offsets_[j + 1] += recv_counts_[s * L + j];
-    }
-  for (int64_t j = 0; j < L; ++j) local_offsets_[j + 1] += local_offsets_[j];
+void MoeLayer<T>::set_layout(std::vector<int64_t>* everyone) {
+  const std::vector<int64_t> counts = plan_.tokens_per_expert();
+  auto recv = wire_ops_->counts_to_experts(counts, local_experts_, everyone);
+  layout_ = EpLayout::make(counts, std::move(recv), ranks_, local_experts_, c_.hidden * sizeof(T));
+  local_offsets_ = layout_.local_offsets;
 }
 
 template <typename T>
@@ -178,23 +162,15 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
     experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts);
   } else if (ep_.overlap == Overlap::None) {
     // Counts first (all-to-all of E/ranks counts per rank pair), then the rows themselves.
-    const std::vector<int64_t> counts = plan_.tokens_per_expert();
-    recv_counts_.assign(ranks_ * L, 0);
-    wire_ops_->alltoall_i64(counts.data(), recv_counts_.data(), static_cast<size_t>(L));
-    set_layout(counts);
+    set_layout(nullptr);
     exchange(xp_, xe_);
     ye_.resize(xe_.size());
     experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts);
     exchange_back(ye_, yp_);
   } else {
     // Every rank's counts (each rank plans every step of every peer), then the pipeline of chunks.
-    const std::vector<int64_t> counts = plan_.tokens_per_expert();
-    std::vector<int64_t> all(ranks_ * E);
-    wire_ops_->allgather_i64(counts.data(), all.data(), static_cast<size_t>(E));
-    recv_counts_.assign(ranks_ * L, 0);
-    for (int s = 0; s < ranks_; ++s)
-      for (int64_t j = 0; j < L; ++j) recv_counts_[s * L + j] = all[s * E + rank_ * L + j];
-    set_layout(counts);
+    std::vector<int64_t> all;
+    set_layout(&all);
     chunks_ = plan_chunks(std::move(all), ranks_, rank_, L, ep_.chunks);
     xe_.resize(local_offsets_[L] * h), ye_.resize(xe_.size());
     pipeline(

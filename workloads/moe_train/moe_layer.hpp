@@ -84,7 +84,9 @@ class MoeLayer {
   int ranks() const { return ranks_; }
 
  private:
-  void set_layout(const std::vector<int64_t>& counts);  // byte counts and local_offsets_ from recv_counts_
+  // Exchanges this step's counts (an allgather into *everyone when given, for the chunk plan) and sets
+  // layout_ and local_offsets_.
+  void set_layout(std::vector<int64_t>* everyone);
   void exchange(const std::vector<T>& by_expert, std::vector<T>& by_local_expert);    // tokens to experts
   void exchange_back(const std::vector<T>& by_local_expert, std::vector<T>& by_expert); // results home
   // One direction (0 forward, 1 backward) of the chunked pipeline (EpExchange::chunked with the case's plan and
@@ -112,10 +114,8 @@ class MoeLayer {
   std::vector<T> ye_, dyp_, dxp_, dye_, dxe_, dweight_, dlogits_, wire_;
   std::vector<int64_t> local_offsets_, local_rows_;
   ExpertCache<T> cache_, shared_cache_;
-  // Exchange layout: recv_counts_[s * local + j] rows from rank s for local expert j.
-  std::vector<int64_t> recv_counts_;
+  EpLayout layout_;   // ranks > 1
   ChunkPlan chunks_;  // overlap=chunked
-  std::vector<size_t> send_bytes_, recv_bytes_;
 };
 
 }  // namespace mlsb::moe_train

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "workloads/moe_train/gpu_layer.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 
 namespace mlsb::moe_train {
@@ -53,5 +54,35 @@ template std::string check_overlap_identical(const MoeConfig&, comm::Communicato
                                              const float*, const float*, int64_t);
 template std::string check_overlap_identical(const MoeConfig&, comm::Communicator&, int, const EpOptions&, uint64_t,
                                              const double*, const double*, int64_t);
+
+std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communicator& comm, const EpOptions& ep,
+                                        uint64_t seed, const AdamWConfig& optimizer, const std::vector<float>& x,
+                                        const std::vector<float>& dy, int64_t tokens) {
+  EpOptions none, chunked = ep;
+  chunked.link = {};
+  std::vector<float> y[2];
+  GpuStepResult r[2];
+  std::vector<float> grads[2][6];
+  const char* names[6] = {"x", "router", "w13", "w2", "shared_w13", "shared_w2"};
+  for (int i = 0; i < 2; ++i) {
+    auto layer = make_gpu_layer(config, tokens, seed, optimizer, &comm, i == 0 ? none : chunked);
+    layer->set_input(x, dy);
+    y[i] = layer->forward_output();
+    r[i] = layer->step();
+    for (int g = 0; g < 6; ++g) grads[i][g] = layer->gradient(names[g]);
+  }
+  std::string diff;
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok && diff.empty()) diff = what + " differs from overlap=none";
+  };
+  expect(same(y[0], y[1]), "output y");
+  for (int g = 0; g < 6; ++g) expect(same(grads[0][g], grads[1][g]), std::string("gradient ") + names[g]);
+  expect(r[0].aux_loss == r[1].aux_loss && r[0].z_loss == r[1].z_loss, "aux or z loss");
+  expect(r[0].objective == r[1].objective, "objective");
+  expect(same(r[0].tokens_per_expert, r[1].tokens_per_expert) && r[0].dropped == r[1].dropped,
+         "rows per expert or dropped assignments");
+  if (comm.max_over_ranks(diff.empty() ? 0 : 1) > 0 && diff.empty()) diff = "another rank's result differs";
+  return diff.empty() ? diff : "cuda, overlap=chunked, chunks=" + std::to_string(ep.chunks) + ": " + diff;
+}
 
 }  // namespace mlsb::moe_train

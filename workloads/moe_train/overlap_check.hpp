@@ -3,8 +3,10 @@
 // overlap=none must be identical bit for bit (the pipeline moves rows and reorders nothing a GEMM sees).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backends/comm/communicator.hpp"
+#include "workloads/moe_train/adamw.hpp"
 #include "workloads/moe_train/config.hpp"
 #include "workloads/moe_train/overlap.hpp"
 
@@ -19,5 +21,13 @@ namespace mlsb::moe_train {
 template <typename T>
 std::string check_overlap_identical(const MoeConfig& config, comm::Communicator& comm, int threads, const EpOptions& ep,
                                     uint64_t seed, const T* x, const T* dy, int64_t tokens);
+
+/// The same check on the CUDA layer (gpu_layer.hpp): two fresh layers over `comm` (collective), their forward
+/// output, then one step(): y, the gradients (x, router, experts, shared experts), aux and z losses, the
+/// objective, the rows per expert and the drops compared byte for byte. Throws what make_gpu_layer throws
+/// (no CUDA, no GPU).
+std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communicator& comm, const EpOptions& ep,
+                                        uint64_t seed, const AdamWConfig& optimizer, const std::vector<float>& x,
+                                        const std::vector<float>& dy, int64_t tokens);
 
 }  // namespace mlsb::moe_train

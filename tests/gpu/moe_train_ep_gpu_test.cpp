@@ -1,0 +1,51 @@
+// The CUDA MoE layer with expert parallelism (gpu_layer.hpp) under a real mpirun: two ranks (sharing the
+// GPU where there is one), both schedules and a modelled link. The case's verify checks overlap=chunked
+// against overlap=none bit for bit on the GPU. Skips (with the reason) without a GPU or mpirun.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backends/cuda/device.hpp"
+#include "support/test_support.hpp"
+#include "workloads/moe_train/gpu_layer.hpp"
+
+namespace mlsb::moe_train {
+namespace {
+
+// Bad expert-parallel options are refused before any GPU is looked for, naming the axis.
+TEST(MoeTrainGpuEp, MakeGpuLayerRejectsBadOverlapOptions) {
+  MoeConfig c;
+  c.hidden = 64, c.ffn = 96;
+  EpOptions ep;
+  ep.overlap = Overlap::Chunked, ep.chunks = 0;
+  try {
+    make_gpu_layer(c, 256, 1, AdamWConfig{}, nullptr, ep);
+    FAIL() << "chunks=0 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("chunks"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MoeTrainGpuEp, TwoRanksRunBothSchedulesAndChunkedEqualsNone) {
+  std::string why;
+  if (!cuda::cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  const auto db = dir / "ep.db";
+  const auto r =
+      test::run_shell(test::mpirun(2, 300) + test::shell_quote(test::binary()) + " --db " + test::shell_quote(db) +
+                      " run moe_train.layer --backend cuda -p hidden=256 -p ffn=512 -p tokens=512"
+                      " -p shared_experts=1 -p overlap=none,chunked -p chunks=3 -p link_gbps=20"
+                      " --repetitions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(db);
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const auto& c : run.cases) {
+    EXPECT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
+    for (const char* metric : {"step_ms", "comm_ms", "exposed_comm_ms", "overlap_efficiency", "dropped_fraction"})
+      EXPECT_EQ(c.samples.count(metric), 1u) << c.params_key << " lacks " << metric;
+  }
+}
+
+}  // namespace
+}  // namespace mlsb::moe_train
