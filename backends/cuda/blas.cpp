@@ -6,27 +6,29 @@
 #include <stdexcept>
 
 #include "backends/cuda/check.hpp"
+#include "backends/cuda/cublas_api.hpp"
 
 namespace mlsb::cuda {
 
 BlasHandle::BlasHandle(cudaStream_t stream, size_t workspace_bytes) {
-  check_blas(cublasCreate(&h_), "cublasCreate");
+  const CublasApi& api = cublas();
+  check_blas(api.create(&h_), "cublasCreate");
   try {
-    check_blas(cublasSetStream(h_, stream), "cublasSetStream");
-    check_blas(cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check_blas(api.set_stream(h_, stream), "cublasSetStream");
+    check_blas(api.set_math_mode(h_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     if (workspace_bytes > 0) {
       check_cuda(cudaMalloc(&workspace_, workspace_bytes), "cudaMalloc (cuBLAS workspace)");
-      check_blas(cublasSetWorkspace(h_, workspace_, workspace_bytes), "cublasSetWorkspace");
+      check_blas(api.set_workspace(h_, workspace_, workspace_bytes), "cublasSetWorkspace");
     }
   } catch (...) {
-    cublasDestroy(h_);
+    api.destroy(h_);
     cudaFree(workspace_);
     throw;
   }
 }
 
 BlasHandle::~BlasHandle() {
-  cublasDestroy(h_);
+  cublas().destroy(h_);
   cudaFree(workspace_);
 }
 
@@ -38,10 +40,10 @@ void gemm_f32(cublasHandle_t handle, bool trans_a, bool trans_b, int64_t M, int6
     throw std::runtime_error("cuda: GEMM dimension beyond cuBLAS's int range");
   const float alpha = 1.0f;
   // Column-major view: C^T [N, M] = op(B)^T [N, K] * op(A)^T [K, M].
-  check_blas(cublasGemmEx(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, B, CUDA_R_32F,
-                          static_cast<int>(ldb), A, CUDA_R_32F, static_cast<int>(lda), &beta, C, CUDA_R_32F,
-                          static_cast<int>(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check_blas(cublas().gemm_ex(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, B, CUDA_R_32F,
+                              static_cast<int>(ldb), A, CUDA_R_32F, static_cast<int>(lda), &beta, C, CUDA_R_32F,
+                              static_cast<int>(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
              "cublasGemmEx (fp32)");
 }
 

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "backends/cuda/cublas_api.hpp"
+
 namespace mlsb::cuda {
 
 /// Throws for err != cudaSuccess (and clears a sticky launch error so later calls start clean).
@@ -26,7 +28,7 @@ inline void check_launch(const char* what, const char* context = "cuda") {
 /// Throws for status != CUBLAS_STATUS_SUCCESS.
 inline void check_blas(cublasStatus_t status, const char* what, const char* context = "cuda") {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(context) + ": " + what + ": " + cublasGetStatusString(status));
+    throw std::runtime_error(std::string(context) + ": " + what + ": " + cublas().status_string(status));
 }
 
 }  // namespace mlsb::cuda

@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "backends/cuda/blas.hpp"
+#include "backends/cuda/cublas_api.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/pinned_buffer.hpp"
 #include "backends/cuda/stream.hpp"
@@ -253,7 +254,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     xp_ = mem_.alloc<bf16>(R_ * h_), yp_ = mem_.alloc<bf16>(R_ * h_), dyp_ = mem_.alloc<bf16>(R_ * h_);
     hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
     void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
-    check_blas(cublasSetWorkspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
+    check_blas(cuda::cublas().set_workspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
   }
 
   /// The weights of MoeLayer<float>::init(seed) on this rank: the router from a layer of the same h and E
