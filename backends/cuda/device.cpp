@@ -102,4 +102,14 @@ std::vector<std::string> device_names() {
   return names;
 }
 
+std::string pci_bus_id(int device) {
+#ifdef MLSB_HAVE_CUDA
+  char id[32] = {};
+  if (cuda_available() && cudaDeviceGetPCIBusId(id, sizeof id, device) == cudaSuccess) return id;
+#else
+  (void)device;
+#endif
+  return "";
+}
+
 }  // namespace mlsb::cuda

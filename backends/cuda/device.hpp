@@ -42,5 +42,8 @@ int device_count();
 
 /// Names of the visible CUDA devices (ordinal order); empty when cuda_available() is false.
 std::vector<std::string> device_names();
+/// The PCI bus id of visible device `device` ("0000:3B:00.0"), which names one GPU across processes whatever
+/// their CUDA_VISIBLE_DEVICES; "" when cuda_available() is false or the device does not exist.
+std::string pci_bus_id(int device);
 
 }  // namespace mlsb::cuda

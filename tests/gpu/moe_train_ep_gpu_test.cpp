@@ -1,6 +1,7 @@
 // The CUDA MoE layer with expert parallelism (gpu_layer.hpp) under a real mpirun: two ranks (sharing the
-// GPU where there is one), both schedules and a modelled link. The case's verify checks overlap=chunked
-// against overlap=none bit for bit on the GPU. Skips (with the reason) without a GPU or mpirun.
+// GPU where there is one) against the CPU layer, and through the CLI with both schedules and a modelled
+// link, where the case's verify checks overlap=chunked against overlap=none bit for bit on the GPU. Skips
+// (with the reason) without a GPU or mpirun.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,6 +25,16 @@ TEST(MoeTrainGpuEp, MakeGpuLayerRejectsBadOverlapOptions) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("chunks"), std::string::npos) << e.what();
   }
+}
+
+// The layer against the CPU layer on two ranks (tests/mpi/moe_ep_gpu_check: 2 configurations x 2 schedules).
+TEST(MoeTrainGpuEp, MatchesTheCpuLayerOnTwoRanks) {
+  std::string why;
+  if (!cuda::cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
+  const auto r = test::run_shell(test::mpirun(2, 300) + test::shell_quote(test::mpi_program("moe_ep_gpu_check")));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(test::count(r.out, ": ok\n"), 8) << r.out;
 }
 
 TEST(MoeTrainGpuEp, TwoRanksRunBothSchedulesAndChunkedEqualsNone) {

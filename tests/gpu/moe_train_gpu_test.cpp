@@ -17,8 +17,9 @@
 
 #include "backends/cuda/device.hpp"
 #include "backends/formats/small_floats.hpp"
-#include "workloads/moe_train/adamw.hpp"
+#include "support/close.hpp"
 #include "workloads/common/activations.hpp"
+#include "workloads/moe_train/adamw.hpp"
 #include "workloads/moe_train/cuda/elementwise_math.hpp"
 #include "workloads/moe_train/cuda/routing_math.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
@@ -197,28 +198,10 @@ TEST(MoeTrainGpuLayer, MakeGpuLayerRejectsInvalidConfigs) {
 
 constexpr double kLayerTol = 2e-2;  // relative L2 error of bf16 outputs and gradients
 
-float round_bf16(float x) { return formats::bf16_to_f32(formats::f32_to_bf16(x)); }
-std::vector<float> rounded(std::vector<float> v) {
-  for (auto& x : v) x = round_bf16(x);
-  return v;
-}
-
-double norm(const std::vector<float>& a) {
-  double s = 0;
-  for (float x : a) s += static_cast<double>(x) * x;
-  return std::sqrt(s);
-}
-
-/// ||a - b|| / ||b|| (0 when both are 0).
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double d = 0, n = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    d += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    n += static_cast<double>(b[i]) * b[i];
-  }
-  return n == 0 ? std::sqrt(d) : std::sqrt(d / n);
-}
+using test::norm;
+using test::rel_l2;
+using test::round_bf16;
+using test::rounded;
 
 std::vector<float> minus(const std::vector<float>& a, const std::vector<float>& b) {
   std::vector<float> d(a.size());

@@ -11,7 +11,9 @@
 // sums) back and waits once; the host builds the dispatch plan with plan_dispatch(), the CPU layer's
 // own code, so capacity, drop policy and row order match it exactly, and it needs each expert's row
 // count to size the GEMMs anyway. The plan goes back up asynchronously from pinned memory. step()
-// waits once more at its end (timings, objective); nothing else in forward or backward blocks.
+// waits once more at its end (timings, objective). On one rank nothing else in forward or backward
+// blocks; expert parallelism also waits for each copy down before its rows travel (per expert in the
+// chunked pipeline), and for backward's end before the replicated gradients' allreduce.
 //
 // Precision: bf16 activations and weights into every GEMM, fp32 accumulation, fp32 router logits and
 // routing, fp32 weight gradients (written by the GEMMs directly) and dx, fp32 masters and moments.
@@ -93,16 +95,21 @@ class Arena {
   double bytes_ = 0;
 };
 
-/// Memory that grows to the largest size asked of it (a quarter more, so small growth reallocates
-/// rarely): the experts' rows under expert parallelism change every step. Buffer: cuda::DeviceBuffer or
-/// cuda::PinnedBuffer<unsigned char>. Reallocating frees the old memory: call it with nothing in flight.
+/// Memory that grows to the largest size asked of it: the experts' rows under expert parallelism change
+/// every step. The first allocation is the size asked; a reallocation takes a quarter more, so small growth
+/// reallocates rarely. Buffer: cuda::DeviceBuffer or cuda::PinnedBuffer<unsigned char>. Reallocating frees
+/// the old memory first (a failed allocation leaves none): call it with nothing in flight.
 template <typename Buffer>
 class Grown {
  public:
   template <typename T>
   T* ensure(int64_t n) {
     const size_t bytes = sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 1));
-    if (bytes > size_) buf_.reset(), buf_ = std::make_unique<Buffer>(bytes + bytes / 4), size_ = bytes + bytes / 4;
+    if (bytes > size_) {
+      const size_t want = size_ == 0 ? bytes : bytes + bytes / 4;
+      buf_.reset(), size_ = 0;
+      buf_ = std::make_unique<Buffer>(want), size_ = want;
+    }
     return static_cast<T*>(static_cast<void*>(buf_->data()));
   }
   size_t size() const { return size_; }
@@ -158,6 +165,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
                                ": the cuda layer's expert parallelism moves rows through host memory (--comm mpi); "
                                "NCCL all-to-all between device buffers is not built yet");
     if (comm_) wire_ = std::make_unique<EpExchange>(*comm_, ep_.link, comm_times_);
+    check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     shape_.experts = static_cast<int>(E_), shape_.topk = static_cast<int>(k_);
     shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
     shape_.router = c.router;
@@ -215,6 +223,8 @@ class CudaMoeLayer final : public GpuMoeLayer {
     return out;
   }
 
+  int device() const override { return device_; }
+
   std::vector<float> gradient(const std::string& name) override {
     if (!have_grads_) throw std::logic_error("gradient: call step() first");
     const float* src = nullptr;
@@ -253,6 +263,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     // This rank's permuted rows: at most tokens * k (dropless). yp_ also holds dxp in backward (yp is dead by then).
     xp_ = mem_.alloc<bf16>(R_ * h_), yp_ = mem_.alloc<bf16>(R_ * h_), dyp_ = mem_.alloc<bf16>(R_ * h_);
     hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
+    if (!comm_) h13_.ensure<bf16>(R_ * 2 * f_), a_.ensure<bf16>(R_ * f_);  // one rank: its rows are at most R_
     void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
     check_blas(cuda::cublas().set_workspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
   }
@@ -270,6 +281,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     }
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     parallel_for(L_, std::min(hw, 8), [&](int64_t j, int) {
+      check_cuda(cudaSetDevice(device_), "cudaSetDevice");  // a worker thread starts on device 0
       ExpertWeights<float> one;
       init_expert(seed, rank_ * L_ + j, one, h_, f_);
       upload(w13_.master + j * h_ * 2 * f_, one.w13.data(), one.w13.size() * sizeof(float));
@@ -502,7 +514,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
     gpu::unpermute_add(dxp, slot_row_, T_, k, h_, S_ > 0, dx_, st);
     gemm_bf16(blas_.get(), false, true, T_, h_, E_, dlogits_, E_, router_.half, E_, dx_, h_, true, 1.0f);
     check_launch("backward");
-    if (comm_) wire_->timed([&] { allreduce_replicated(); });
+    if (comm_) {
+      sync("backward");  // the allreduce's time is communication only
+      wire_->timed([&] { allreduce_replicated(); });
+    }
   }
 
   /// The replicated weights' gradients (router, shared experts) summed over ranks, through pinned host memory.
@@ -572,6 +587,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   EpOptions ep_;
   comm::Communicator* comm_;  // nullptr: one rank
   int ranks_, rank_;
+  int device_ = 0;
   // tokens, hidden, ffn, experts, local experts, topk, shared inner size, tokens * k
   int64_t T_, h_, f_, E_, L_, k_, S_, R_;
   gpu::math::RouteShape shape_;

@@ -46,6 +46,8 @@ class GpuMoeLayer {
   /// "w13" [local experts, hidden, 2f], "w2" [local experts, f, hidden] (the layouts of MoeLayer),
   /// "shared_w13", "shared_w2".
   virtual std::vector<float> gradient(const std::string& name) = 0;
+  /// The CUDA device ordinal the layer runs on.
+  virtual int device() const = 0;
 };
 
 /// A layer with the weights MoeLayer<float>::init(seed) makes (converted to bf16; fp32 masters kept),

@@ -2,7 +2,10 @@
 // tokens: forward, backward of <y, dy> + aux + z, AdamW (optimizer=1) and the expert-bias update.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <set>
+#include <string>
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cpu/gemm.hpp"
@@ -11,6 +14,7 @@
 #include "harness/registry.hpp"
 #include "util/clock.hpp"
 #include "util/peak_memory.hpp"
+#include "util/process_state.hpp"
 #include "workloads/moe_train/case_config.hpp"
 #include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
@@ -120,16 +124,24 @@ class LayerBench final : public Workload {
     LayerInputs in = layer_inputs(state.seed(), comm_->rank(), tokens_, config_.hidden);
     x_ = std::move(in.x), dy_ = std::move(in.dy);
     if (state.backend() == "cuda") {
-      const auto names = cuda::device_names();
-      const auto spec = names.empty() ? std::nullopt : cuda::lookup_device(names[0]);
-      if (spec) peak_tflops_ = spec->peak_bf16_tflops;
-      else state.warn("GPU '" + (names.empty() ? std::string("?") : names[0]) + "' is not in the peak table: no mfu");
       try {
         gpu_ =
             make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? comm_ : nullptr, ep_);
       } catch (const std::runtime_error& e) {
         state.skip(std::string("backend cuda: ") + e.what());
       }
+      const auto names = cuda::device_names();
+      const size_t device = static_cast<size_t>(gpu_->device());
+      const std::string name = device < names.size() ? names[device] : "?";
+      const auto spec = cuda::lookup_device(name);
+      if (spec)
+        peak_tflops_ = spec->peak_bf16_tflops;
+      else
+        state.warn("GPU '" + name + "' is not in the peak table: no mfu");
+      gpus_ = ranks > 1 ? gpus_in_use(gpu_->device()) : 1;
+      if (gpus_ < ranks)
+        state.warn(std::to_string(ranks) + " ranks share " + std::to_string(gpus_) +
+                   " GPU(s): mfu is of the GPUs in use");
       gpu_->set_input(x_, dy_);
       return;
     }
@@ -183,7 +195,7 @@ class LayerBench final : public Workload {
     state.record("model_tflops", tflops);
     if (peak_tflops_ > 0) {
       state.record("peak_tflops", peak_tflops_);
-      state.record("mfu", tflops / (peak_tflops_ * ranks));
+      state.record("mfu", tflops / (peak_tflops_ * (gpu_ ? gpus_ : ranks)));
     }
     if (n.gemm_s > 0) {
       state.record("expert_gemm_tflops", gemm_tflops);
@@ -203,6 +215,7 @@ class LayerBench final : public Workload {
     verify_peak_fractions(state);
     if (gpu_) {  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
       if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
+        gpu_.reset();  // the check makes two layers of its own (ranks may share a GPU)
         const std::string same =
             check_gpu_overlap_identical(config_, *comm_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_);
         if (!same.empty()) state.fail(same);
@@ -234,6 +247,14 @@ class LayerBench final : public Workload {
     return s;
   }
   double mean_over_ranks(double v) { return comm_->size() > 1 ? sum_over_ranks(v) / comm_->size() : v; }
+  // How many distinct GPUs the ranks run on (ranks of one node may share one): each rank's host name and its
+  // device's PCI bus id, hashed and gathered.
+  int gpus_in_use(int device) {
+    const int64_t id = static_cast<int64_t>(std::hash<std::string>{}(host_name() + "/" + cuda::pci_bus_id(device)));
+    std::vector<int64_t> all(static_cast<size_t>(comm_->size()));
+    comm_->allgather(&id, all.data(), 1, comm::ElemType::I64);
+    return static_cast<int>(std::set<int64_t>(all.begin(), all.end()).size());
+  }
 
   StepNumbers cpu_step() {
     StepNumbers n;
@@ -286,6 +307,7 @@ class LayerBench final : public Workload {
   double lr_ = 0;
   CpuPeak cpu_peak_;
   double peak_tflops_ = 0;  // the CPU peak (cpu_peak_) or the GPU datasheet bf16 peak
+  int gpus_ = 1;            // cuda: the distinct GPUs the ranks run on
   std::vector<float> x_, dy_, y_, dx_;
   std::unique_ptr<MoeLayer<float>> layer_;
   std::unique_ptr<AdamW<float>> optim_;

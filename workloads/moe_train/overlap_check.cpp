@@ -1,6 +1,8 @@
 #include "workloads/moe_train/overlap_check.hpp"
 
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "workloads/moe_train/gpu_layer.hpp"
@@ -65,7 +67,18 @@ std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communica
   std::vector<float> grads[2][6];
   const char* names[6] = {"x", "router", "w13", "w2", "shared_w13", "shared_w2"};
   for (int i = 0; i < 2; ++i) {
-    auto layer = make_gpu_layer(config, tokens, seed, optimizer, &comm, i == 0 ? none : chunked);
+    // Every rank must have its layer before any communicates (one rank out of memory would leave the
+    // others waiting in the first all-to-all).
+    std::unique_ptr<GpuMoeLayer> layer;
+    std::string failed;
+    try {
+      layer = make_gpu_layer(config, tokens, seed, optimizer, &comm, i == 0 ? none : chunked);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    if (comm.max_over_ranks(failed.empty() ? 0 : 1) > 0)
+      throw std::runtime_error("cuda overlap check: " +
+                               (failed.empty() ? "another rank could not make its layer" : failed));
     layer->set_input(x, dy);
     y[i] = layer->forward_output();
     r[i] = layer->step();
