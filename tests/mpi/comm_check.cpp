@@ -318,11 +318,14 @@ int main(int argc, char** argv) {
       quit(0);
     } catch (const CommTimeout& e) {
       std::printf("rank %d: ok CommTimeout after %.2f s: %s\n", me, seconds_since(t0), e.what());
-      quit(1);
     } catch (const CommError& e) {
       std::printf("rank %d: CommError after %.2f s: %s\n", me, seconds_since(t0), e.what());
-      quit(1);
     }
+    // mpirun ends the job at the first rank that exits non-zero: give the peers failing alongside this one
+    // the time to say so.
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(mode == "absent" ? 2 : 0));
+    quit(1);
   }
   if (mode == "cancel") {
     c->set_timeout(30);

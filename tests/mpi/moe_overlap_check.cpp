@@ -7,7 +7,8 @@
 //                             third of four steps) while its peers have its rows in flight: mpirun must end
 //                             the job (or the peers' 2 s collective timeout, whichever comes first)
 //   moe_overlap_check absent  rank 2 sleeps 30 s there instead: the others must leave the pipeline with
-//                             CommTimeout after 2 s (and the settle time of what is in flight) and exit(1)
+//                             CommTimeout after 2 s (and the settle time of what is in flight), say so, and
+//                             exit(1) 2 s later (so that no peer is ended by mpirun before it has said so)
 #include <unistd.h>
 
 #include <array>
@@ -74,6 +75,10 @@ void leave_mid_chunk(mlsb::comm::Communicator& comm, bool die) {
     std::printf("rank %d: ok %s after %.2f s: %s\n", me,
                 dynamic_cast<const mlsb::comm::CommTimeout*>(&e) ? "CommTimeout" : "CommError",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), e.what());
+    // mpirun ends the job at the first rank that exits non-zero: give the peers timing out alongside this
+    // one the time to say so.
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
     quit(1);
   }
   std::printf("rank %d: FAIL the exchange completed without rank 2\n", me);
