@@ -1,7 +1,8 @@
 # Included by ctest (a TEST_INCLUDE_FILES entry written by tests/CMakeLists.txt, which sets `exe`, `label`,
 # `cost` and `dir`): one test per GoogleTest suite of `exe`, running that suite's tests in one process. A
-# process of a test binary costs ~0.4 s before its first test (cuBLAS's initialisers; ASan's more), which
-# one process per test paid 557 times over for the unit tests. A failing suite's output names its tests.
+# process of a test binary costs start-up before its first test (0.8 s under ASan; 0.4 s while cuBLAS was
+# linked), which one process per test paid 557 times over for the unit tests. A failing suite's output
+# (ctest --output-on-failure, on in the presets) names its failing tests.
 execute_process(COMMAND "${exe}" --gtest_list_tests OUTPUT_VARIABLE listing RESULT_VARIABLE rc TIMEOUT 60)
 if(NOT rc EQUAL 0)
   # Listing failed (not built, or it crashes): a test that runs the listing shows the failure in ctest.

@@ -3,6 +3,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "backends/comm/communicator.hpp"
+
 namespace mlsb::moe_train {
 
 MoeConfig layer_config(const State& state, int ranks) {
@@ -27,6 +29,15 @@ MoeConfig layer_config(const State& state, int ranks) {
     state.skip(e.what());
   }
   return c;
+}
+
+comm::Communicator& host_comm(State& state) {
+  comm::Communicator& comm = state.comm();
+  if (comm.device_buffers())
+    state.skip("comm " + comm.name() +
+               ": moe_train's expert parallelism exchanges rows through host memory (--comm mpi); NCCL "
+               "between device buffers is not built yet");
+  return comm;
 }
 
 AdamWConfig optimizer_config(const State& state) {

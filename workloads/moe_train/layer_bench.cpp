@@ -102,7 +102,7 @@ class LayerBench final : public Workload {
       state.skip("dtype: bf16 runs on the cuda backend; the cpu path is fp32");
     if (state.backend() == "cuda" && state.get_string("dtype") == "fp32")
       state.skip("dtype: the cuda path is bf16 (fp32 master weights); use -p dtype=bf16");
-    comm_ = &state.comm();
+    comm_ = &host_comm(state);
     const int ranks = comm_->size();
     config_ = layer_config(state, ranks);
     try {
