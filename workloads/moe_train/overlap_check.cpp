@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "workloads/moe_train/gpu_layer.hpp"
@@ -15,6 +16,22 @@ template <typename V>
 bool same(const V& a, const V& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
 }
+
+// The first difference from overlap=none that one check finds, agreed over the ranks.
+class FirstDifference {
+ public:
+  void expect(bool same, const std::string& what) {
+    if (!same && diff_.empty()) diff_ = what + " differs from overlap=none";
+  }
+  // "" when no rank found a difference, else "`prefix`: " and this rank's (or that another rank's result differs).
+  std::string agreed(comm::Communicator& comm, const std::string& prefix) {
+    if (comm.max_over_ranks(diff_.empty() ? 0 : 1) > 0 && diff_.empty()) diff_ = "another rank's result differs";
+    return diff_.empty() ? diff_ : prefix + ": " + diff_;
+  }
+
+ private:
+  std::string diff_;
+};
 
 }  // namespace
 
@@ -32,24 +49,20 @@ std::string check_overlap_identical(const MoeConfig& config, comm::Communicator&
     layers[i]->forward(x, tokens, y[i].data());
     layers[i]->backward(dy, dx[i].data());
   }
-  std::string diff;
-  auto expect = [&](bool ok, const char* what) {
-    if (!ok && diff.empty()) diff = std::string(what) + " differs from overlap=none";
-  };
-  expect(same(y[0], y[1]), "output y");
-  expect(same(dx[0], dx[1]), "input gradient dx");
+  FirstDifference d;
+  d.expect(same(y[0], y[1]), "output y");
+  d.expect(same(dx[0], dx[1]), "input gradient dx");
   const T losses[2][2] = {{none.aux_loss(), none.z_loss()}, {chunked.aux_loss(), chunked.z_loss()}};
-  expect(std::memcmp(losses[0], losses[1], sizeof losses[0]) == 0, "aux or z loss");
-  expect(same(none.grads().router, chunked.grads().router), "router gradient");
-  expect(same(none.grads().experts.w13, chunked.grads().experts.w13), "expert w13 gradient");
-  expect(same(none.grads().experts.w2, chunked.grads().experts.w2), "expert w2 gradient");
-  expect(same(none.grads().shared.w13, chunked.grads().shared.w13), "shared expert w13 gradient");
-  expect(same(none.grads().shared.w2, chunked.grads().shared.w2), "shared expert w2 gradient");
-  expect(same(none.plan().tokens_per_expert(), chunked.plan().tokens_per_expert()), "rows per expert");
-  expect(same(none.local_expert_rows(), chunked.local_expert_rows()), "rows per local expert");
-  expect(none.plan().dropped == chunked.plan().dropped, "dropped assignments");
-  if (comm.max_over_ranks(diff.empty() ? 0 : 1) > 0 && diff.empty()) diff = "another rank's result differs";
-  return diff.empty() ? diff : "overlap=chunked, chunks=" + std::to_string(ep.chunks) + ": " + diff;
+  d.expect(std::memcmp(losses[0], losses[1], sizeof losses[0]) == 0, "aux or z loss");
+  d.expect(same(none.grads().router, chunked.grads().router), "router gradient");
+  d.expect(same(none.grads().experts.w13, chunked.grads().experts.w13), "expert w13 gradient");
+  d.expect(same(none.grads().experts.w2, chunked.grads().experts.w2), "expert w2 gradient");
+  d.expect(same(none.grads().shared.w13, chunked.grads().shared.w13), "shared expert w13 gradient");
+  d.expect(same(none.grads().shared.w2, chunked.grads().shared.w2), "shared expert w2 gradient");
+  d.expect(same(none.plan().tokens_per_expert(), chunked.plan().tokens_per_expert()), "rows per expert");
+  d.expect(same(none.local_expert_rows(), chunked.local_expert_rows()), "rows per local expert");
+  d.expect(none.plan().dropped == chunked.plan().dropped, "dropped assignments");
+  return d.agreed(comm, "overlap=chunked, chunks=" + std::to_string(ep.chunks));
 }
 
 template std::string check_overlap_identical(const MoeConfig&, comm::Communicator&, int, const EpOptions&, uint64_t,
@@ -84,18 +97,14 @@ std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communica
     r[i] = layer->step();
     for (int g = 0; g < 6; ++g) grads[i][g] = layer->gradient(names[g]);
   }
-  std::string diff;
-  auto expect = [&](bool ok, const std::string& what) {
-    if (!ok && diff.empty()) diff = what + " differs from overlap=none";
-  };
-  expect(same(y[0], y[1]), "output y");
-  for (int g = 0; g < 6; ++g) expect(same(grads[0][g], grads[1][g]), std::string("gradient ") + names[g]);
-  expect(r[0].aux_loss == r[1].aux_loss && r[0].z_loss == r[1].z_loss, "aux or z loss");
-  expect(r[0].objective == r[1].objective, "objective");
-  expect(same(r[0].tokens_per_expert, r[1].tokens_per_expert) && r[0].dropped == r[1].dropped,
-         "rows per expert or dropped assignments");
-  if (comm.max_over_ranks(diff.empty() ? 0 : 1) > 0 && diff.empty()) diff = "another rank's result differs";
-  return diff.empty() ? diff : "cuda, overlap=chunked, chunks=" + std::to_string(ep.chunks) + ": " + diff;
+  FirstDifference d;
+  d.expect(same(y[0], y[1]), "output y");
+  for (int g = 0; g < 6; ++g) d.expect(same(grads[0][g], grads[1][g]), std::string("gradient ") + names[g]);
+  d.expect(r[0].aux_loss == r[1].aux_loss && r[0].z_loss == r[1].z_loss, "aux or z loss");
+  d.expect(r[0].objective == r[1].objective, "objective");
+  d.expect(same(r[0].tokens_per_expert, r[1].tokens_per_expert) && r[0].dropped == r[1].dropped,
+           "rows per expert or dropped assignments");
+  return d.agreed(comm, "cuda, overlap=chunked, chunks=" + std::to_string(ep.chunks));
 }
 
 }  // namespace mlsb::moe_train
