@@ -59,11 +59,6 @@ class EpExchange {
   /// alltoallv (Communicator's contract) started and finished at once, as the pipeline starts and
   /// finishes each of its own: timed, the link waited out.
   void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv, std::span<const size_t> recv_bytes);
-  /// Blocking alltoall of `count` int64 per rank pair, timed, the link waited out.
-  void alltoall_i64(const int64_t* send, int64_t* recv, size_t count);
-  /// Blocking allgather of `count` int64 per rank, timed, the link waited out (as an all-to-all that sends
-  /// every peer the same block).
-  void allgather_i64(const int64_t* send, int64_t* recv, size_t count);
   /// The rows each rank sends this rank's `local_experts` experts ([source][local expert]), given this rank's
   /// rows per global expert: an all-to-all of counts, or, when `everyone` is given, an allgather of every
   /// rank's counts into it ([rank][global expert]: what plan_chunks needs). Timed, the link waited out.
@@ -97,6 +92,11 @@ class EpExchange {
     Clock::time_point arrived_at;    // when the transport was first seen complete
     bool arrived = false, done = true;
   };
+  // Blocking alltoall of `count` int64 per rank pair, timed, the link waited out.
+  void alltoall_i64(const int64_t* send, int64_t* recv, size_t count);
+  // Blocking allgather of `count` int64 per rank, timed, the link waited out (as an all-to-all that sends
+  // every peer the same block).
+  void allgather_i64(const int64_t* send, int64_t* recv, size_t count);
   // Runs `call`, waits out the modelled link for these byte counts, and times both.
   void blocking(const std::function<void()>& call, std::span<const size_t> send_bytes,
                 std::span<const size_t> recv_bytes);
