@@ -112,8 +112,15 @@ void EpExchange::blocking(const std::function<void()>& call, std::span<const siz
 
 void EpExchange::alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                            std::span<const size_t> recv_bytes) {
+  // One call: all of it is blocked time, the moment between starting and finishing included, so that
+  // overlap=none's communication is all exposed on every rank.
+  const auto t0 = Clock::now();
+  const double blocked = times_.blocked_s;
   InFlight op = start(send, send_bytes, recv, recv_bytes);
   finish(op);
+  const auto t1 = Clock::now();
+  times_.blocked_s = blocked + std::chrono::duration<double>(t1 - t0).count();
+  busy(t0, t1);
   account_busy();
 }
 

@@ -60,7 +60,8 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"exposed_comm_ms", "ms", Better::Lower,
        "step time minus its compute-only time: time inside communication calls, waiting (max over ranks)"},
       {"overlap_efficiency", "ratio", Better::Higher,
-       "communication hidden behind compute: 1 - exposed_comm_ms / comm_ms (about 0 with overlap=none)"},
+       "communication hidden behind compute: each rank's 1 - exposed / comm, the lowest over ranks (0 with "
+       "overlap=none)"},
       {"tokens_per_s", "tokens/s", Better::Higher, "tokens of all ranks per second of step"},
       {"model_tflops", "TFLOP/s", Better::Higher, "Megatron's model FLOPs (fwd + bwd) per second of fwd + bwd"},
       {"mfu", "ratio", Better::Higher, "model_tflops / (peak_tflops * ranks)"},
