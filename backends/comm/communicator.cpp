@@ -39,10 +39,11 @@ std::string_view to_string(ElemType t) {
 }
 
 std::vector<uint64_t> Communicator::allgather_host_u64(uint64_t value) {
-  if (device_buffers())
+  Communicator& host = host_side();
+  if (host.device_buffers())
     throw CommError(name() + ": expect_same needs a host path this communicator does not provide");
   std::vector<uint64_t> all(static_cast<size_t>(size()));
-  allgather(&value, all.data(), 1, ElemType::I64);
+  host.allgather(&value, all.data(), 1, ElemType::I64);
   return all;
 }
 
@@ -101,7 +102,7 @@ std::unique_ptr<Communicator> make_communicator(std::string_view kind) {
   if (k == "local") return make_local_communicator();
   if (k == "mpi") return make_mpi_communicator();
 #ifdef MLSB_HAVE_NCCL
-  // The bootstrap lives as long as the process: the nccl communicator may keep using it.
+  // The bootstrap lives as long as the process; each nccl communicator keeps a duplicate of it.
   static const std::unique_ptr<Communicator> bootstrap = make_mpi_communicator();
   return make_nccl_communicator(*bootstrap);
 #else

@@ -53,19 +53,24 @@ class Communicator {
 
   /// Every collective throws CommTimeout when it has not completed after this many seconds
   /// (default 60), and CommError on any other failure. Never hangs past the timeout.
-  void set_timeout(double seconds) { timeout_s_ = seconds; }
+  virtual void set_timeout(double seconds) { timeout_s_ = seconds; }
   double timeout() const { return timeout_s_; }
   /// While `*flag` is true, a collective waiting for other ranks stops and throws CommError
   /// ("cancelled"); the runner passes its case-cancel flag so a timed-out or interrupted case never
   /// waits out the full timeout. nullptr (the default) = never cancelled.
-  void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
+  virtual void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
   /// A collective that gives up (cancelled, timed out, failed) first waits up to this many seconds
   /// (default 2) for its operations still in flight: until they finish, the library reads and writes the
   /// caller's buffers, which the caller frees as the error unwinds. 0 gives up at once, for a rank that
-  /// makes no further calls after a cancellation. Honoured by mpi (local and nccl have nothing in flight
-  /// on the host).
-  void set_settle_time(double seconds) { settle_s_ = seconds; }
+  /// makes no further calls after a cancellation. Honoured by mpi and by nccl's non-blocking all-to-allv
+  /// (local has nothing in flight).
+  virtual void set_settle_time(double seconds) { settle_s_ = seconds; }
+
+  /// A communicator over the same ranks whose collectives take host buffers: this one, or, for nccl, its
+  /// own MPI bootstrap (which follows this one's timeout, cancel flag and settle time). A workload whose
+  /// tensors travel between device buffers sends its host values (counts, times) over it.
+  virtual Communicator& host_side() { return *this; }
 
   virtual void barrier() = 0;
   /// recv[i] = op over ranks of send[i], i < count. send == recv is allowed (in place).
@@ -85,8 +90,9 @@ class Communicator {
                          std::span<const size_t> recv_bytes) = 0;
   /// alltoallv started without blocking: the same contract, completed by the returned request's wait()
   /// (or a test() that returns true). Every rank starts its non-blocking collectives in the same order.
-  /// The default runs the blocking alltoallv and returns a completed request (local, nccl); mpi starts
-  /// MPI_Ialltoallv, which Open MPI progresses inside MPI calls (test() and wait() among them).
+  /// The default runs the blocking alltoallv and returns a completed request (local); mpi starts
+  /// MPI_Ialltoallv, which Open MPI progresses inside MPI calls (test() and wait() among them); nccl
+  /// enqueues grouped ncclSend/ncclRecv on its communication stream and completes at an event after them.
   virtual std::unique_ptr<CommRequest> ialltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                                                   std::span<const size_t> recv_bytes);
   /// Lets the library move non-blocking operations in flight forward without waiting for them: Open MPI
@@ -111,10 +117,8 @@ class Communicator {
   virtual std::unique_ptr<Communicator> make_duplicate();
 
  protected:
-  /// One host value from every rank, in rank order (expect_same's transport). The default uses
-  /// allgather and so needs host buffers: a communicator with device_buffers() overrides it (nccl
-  /// over its MPI bootstrap); the default throws CommError there.
-  virtual std::vector<uint64_t> allgather_host_u64(uint64_t value);
+  /// One host value from every rank, in rank order (expect_same's transport): an allgather on host_side().
+  std::vector<uint64_t> allgather_host_u64(uint64_t value);
 
   double timeout_s_ = 60.0;
   double settle_s_ = 2.0;

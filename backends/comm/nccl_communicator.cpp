@@ -45,10 +45,10 @@ struct Bootstrap {
 
 class NcclCommunicator final : public Communicator {
  public:
-  explicit NcclCommunicator(Communicator& boot) : boot_(boot) {
-    timeout_s_ = boot.timeout();
-    rank_ = boot.rank();
-    size_ = boot.size();
+  explicit NcclCommunicator(Communicator& parent) : boot_(duplicate(parent)) {
+    timeout_s_ = boot_->timeout();
+    rank_ = boot_->rank();
+    size_ = boot_->size();
     const int devices = cuda::device_count();
     if (devices == 0) {
       std::string why;
@@ -70,7 +70,7 @@ class NcclCommunicator final : public Communicator {
     cuda("cudaSetDevice", cudaSetDevice(device_));
     Bootstrap b;
     if (rank_ == 0) b.ok = ncclGetUniqueId(&b.id) == ncclSuccess;
-    boot_.broadcast(&b, sizeof b, ElemType::U8, 0);
+    boot_->broadcast(&b, sizeof b, ElemType::U8, 0);
     if (!b.ok) throw CommError("nccl: rank 0 could not create an ncclUniqueId");
     cuda("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     cuda("cudaMalloc", cudaMalloc(&scratch_, 16));
@@ -81,13 +81,26 @@ class NcclCommunicator final : public Communicator {
       comm_ = nullptr;
       throw CommError(std::string("nccl init: ") + ncclGetErrorString(r));
     }
-    wait("init", ncclInProgress, false);
+    wait("init", ncclInProgress, Until::Launched);
   }
 
   std::string name() const override { return "nccl"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool device_buffers() const override { return true; }
+  Communicator& host_side() override { return *boot_; }
+  void set_timeout(double seconds) override {
+    Communicator::set_timeout(seconds);
+    boot_->set_timeout(seconds);
+  }
+  void set_cancel_flag(const std::atomic<bool>* flag) override {
+    Communicator::set_cancel_flag(flag);
+    boot_->set_cancel_flag(flag);
+  }
+  void set_settle_time(double seconds) override {
+    Communicator::set_settle_time(seconds);
+    boot_->set_settle_time(seconds);
+  }
 
   void barrier() override {
     begin("barrier");
@@ -134,18 +147,26 @@ class NcclCommunicator final : public Communicator {
     begin("alltoall");
     const size_t bytes = count * elem_size(type);
     std::vector<size_t> each(static_cast<size_t>(size_), bytes);
-    exchange("alltoall", send, each, recv, each);
+    wait("alltoall", exchange(send, each, recv, each));
   }
 
   void alltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
                  std::span<const size_t> recv_bytes) override {
     begin("alltoallv");
-    check_peers("alltoallv", send_bytes);
-    check_peers("alltoallv", recv_bytes);
-    if (send_bytes[rank_] != recv_bytes[rank_])
-      throw CommError("nccl alltoallv: rank " + std::to_string(rank_) + " sends itself " +
-                      std::to_string(send_bytes[rank_]) + " bytes but expects " + std::to_string(recv_bytes[rank_]));
-    exchange("alltoallv", send, send_bytes, recv, recv_bytes);
+    check_alltoallv("alltoallv", send_bytes, recv_bytes);
+    wait("alltoallv", exchange(send, send_bytes, recv, recv_bytes));
+  }
+
+  std::unique_ptr<CommRequest> ialltoallv(const void* send, std::span<const size_t> send_bytes, void* recv,
+                                          std::span<const size_t> recv_bytes) override {
+    begin("ialltoallv");
+    check_alltoallv("ialltoallv", send_bytes, recv_bytes);
+    cudaEvent_t done = nullptr;
+    cuda("cudaEventCreate", cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    auto request = std::make_unique<Request>(*this, done);
+    wait("ialltoallv", exchange(send, send_bytes, recv, recv_bytes), Until::Launched);
+    cuda("cudaEventRecord", cudaEventRecord(done, stream_));
+    return request;
   }
 
   void broadcast(void* buf, size_t count, ElemType type, int root) override {
@@ -172,16 +193,38 @@ class NcclCommunicator final : public Communicator {
     wait("sendrecv", ncclGroupEnd());
   }
 
-  std::unique_ptr<Communicator> make_duplicate() override { return make_nccl_communicator(boot_); }
-
- protected:
-  std::vector<uint64_t> allgather_host_u64(uint64_t value) override {
-    std::vector<uint64_t> all(static_cast<size_t>(size_));
-    boot_.allgather(&value, all.data(), 1, ElemType::I64);
-    return all;
-  }
+  std::unique_ptr<Communicator> make_duplicate() override { return make_nccl_communicator(*boot_); }
 
  private:
+  /// An ialltoallv in flight: its ncclSend/ncclRecv are on the communication stream, `done_` recorded after them.
+  class Request final : public CommRequest {
+   public:
+    Request(NcclCommunicator& comm, cudaEvent_t done) : comm_(comm), done_(done) {}
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+    ~Request() override {
+      if (!complete_ && comm_.broken_.empty()) comm_.settle_request(done_);
+      cudaEventDestroy(done_);
+    }
+    bool test() override {
+      if (!complete_) complete_ = comm_.poll("ialltoallv", done_);
+      return complete_;
+    }
+    void wait() override {
+      if (!complete_) comm_.wait("ialltoallv", ncclSuccess, Until::Event, done_);
+      complete_ = true;
+    }
+
+   private:
+    NcclCommunicator& comm_;
+    cudaEvent_t done_;
+    bool complete_ = false;
+  };
+
+  /// What wait() waits for: the library's launch (its asynchronous state no longer ncclInProgress), the
+  /// communication stream drained, or an event on it reached.
+  enum class Until { Launched, Drained, Event };
+
   void cuda(const char* what, cudaError_t e) {
     if (e != cudaSuccess) {
       cudaGetLastError();
@@ -204,15 +247,23 @@ class NcclCommunicator final : public Communicator {
       throw CommError("nccl " + std::string(what) + ": " + std::to_string(bytes.size()) + " byte counts for " +
                       std::to_string(size_) + " ranks");
   }
+  void check_alltoallv(const char* what, std::span<const size_t> send_bytes, std::span<const size_t> recv_bytes) {
+    check_peers(what, send_bytes);
+    check_peers(what, recv_bytes);
+    if (send_bytes[rank_] != recv_bytes[rank_])
+      throw CommError("nccl " + std::string(what) + ": rank " + std::to_string(rank_) + " sends itself " +
+                      std::to_string(send_bytes[rank_]) + " bytes but expects " + std::to_string(recv_bytes[rank_]));
+  }
 
   void copy(void* dst, const void* src, size_t bytes) {
     cuda("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
   }
 
-  /// Grouped point-to-point exchange: send_bytes[r] from the prefix offset of send go to rank r,
-  /// recv_bytes[r] from rank r land at the prefix offset of recv; the own block is a device copy.
-  void exchange(const char* what, const void* send, std::span<const size_t> send_bytes, void* recv,
-                std::span<const size_t> recv_bytes) {
+  /// Enqueues a grouped point-to-point exchange on the communication stream: send_bytes[r] from the prefix
+  /// offset of send go to rank r, recv_bytes[r] from rank r land at the prefix offset of recv; the own block is
+  /// a device copy. Returns ncclGroupEnd's result, for wait().
+  ncclResult_t exchange(const void* send, std::span<const size_t> send_bytes, void* recv,
+                        std::span<const size_t> recv_bytes) {
     const auto* in = static_cast<const uint8_t*>(send);
     auto* out = static_cast<uint8_t*>(recv);
     size_t so = 0, ro = 0;
@@ -227,27 +278,34 @@ class NcclCommunicator final : public Communicator {
       so += send_bytes[r];
       ro += recv_bytes[r];
     }
-    wait(what, ncclGroupEnd());
+    return ncclGroupEnd();
   }
 
-  /// Polls until the enqueued work is done (stream drained when `stream` is set), the library reports
-  /// an error, the case is cancelled, or the timeout passes; the last three abort the communicator.
-  void wait(const char* what, ncclResult_t launched, bool stream = true) {
+  /// One look at enqueued work: true once the library has launched it and, unless `until` is Launched, the
+  /// stream has drained or `event` has been reached; a library or CUDA error aborts the communicator.
+  bool poll(const char* what, cudaEvent_t event, Until until = Until::Event) {
+    if (!broken_.empty()) throw CommError("nccl " + std::string(what) + ": communicator unusable (" + broken_ + ")");
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) fail(what, "ncclCommGetAsyncError failed", false);
+    if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclGetErrorString(state), false);
+    if (state != ncclSuccess) return false;
+    if (until == Until::Launched) return true;
+    const cudaError_t q = until == Until::Event ? cudaEventQuery(event) : cudaStreamQuery(stream_);
+    if (q == cudaSuccess) return true;
+    if (q != cudaErrorNotReady) {
+      cudaGetLastError();
+      fail(what, cudaGetErrorString(q), false);
+    }
+    return false;
+  }
+
+  /// Polls until the enqueued work is done (see poll), the library reports an error, the case is
+  /// cancelled, or the timeout passes; the last three abort the communicator.
+  void wait(const char* what, ncclResult_t launched, Until until = Until::Drained, cudaEvent_t event = nullptr) {
     if (launched != ncclSuccess && launched != ncclInProgress) fail(what, ncclGetErrorString(launched), false);
     const auto start = Clock::now();
     for (long polls = 0;; ++polls) {
-      ncclResult_t state = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) fail(what, "ncclCommGetAsyncError failed", false);
-      if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclGetErrorString(state), false);
-      if (state == ncclSuccess) {
-        if (!stream) return;
-        const cudaError_t q = cudaStreamQuery(stream_);
-        if (q == cudaSuccess) return;
-        if (q != cudaErrorNotReady) {
-          cudaGetLastError();
-          fail(what, cudaGetErrorString(q), false);
-        }
-      }
+      if (poll(what, event, until)) return;
       if (cancelled()) fail(what, "cancelled", false);
       const double waited = std::chrono::duration<double>(Clock::now() - start).count();
       if (waited > timeout_s_)
@@ -258,14 +316,33 @@ class NcclCommunicator final : public Communicator {
   }
 
   [[noreturn]] void fail(const char* what, const std::string& why, bool timeout) {
-    broken_ = std::string(what) + ": " + why;
-    if (comm_) {
-      ncclCommAbort(comm_);  // stops kernels waiting for peers, so the stream drains
-      comm_ = nullptr;
-    }
+    abort(std::string(what) + ": " + why);
     const std::string msg = "nccl " + broken_;
     if (timeout) throw CommTimeout(msg);
     throw CommError(msg);
+  }
+
+  /// Marks the communicator unusable and aborts the NCCL communicator: that stops kernels waiting for peers,
+  /// so the stream drains.
+  void abort(const std::string& why) {
+    broken_ = why;
+    if (comm_) {
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+    }
+  }
+
+  /// A request dropped before it completed: waits up to the settle time for its event, never throws; if it is
+  /// still in flight then (a peer never came), aborts, so the library stops writing the caller's buffers.
+  void settle_request(cudaEvent_t event) {
+    const auto until = Clock::now() + std::chrono::duration<double>(settle_s_);
+    try {
+      while (!poll("ialltoallv", event)) {
+        if (Clock::now() >= until) return abort("ialltoallv: dropped in flight (a peer never came)");
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    } catch (const CommError&) {  // poll aborted the communicator: nothing is in flight any more
+    }
   }
 
   /// Finalises (a healthy communicator, within 10 s) or aborts the NCCL communicator; frees the rest.
@@ -298,7 +375,7 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  Communicator& boot_;
+  std::unique_ptr<Communicator> boot_;  // a duplicate of the bootstrap it was made from: host values travel over it
   int rank_ = 0, size_ = 1, device_ = 0;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;

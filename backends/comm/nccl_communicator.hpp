@@ -9,12 +9,15 @@ namespace mlsb::comm {
 
 /// Creates an NCCL communicator over the ranks of `mpi_bootstrap` (a collective: every rank calls it).
 /// Rank r uses GPU (OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID, else r) modulo the visible device
-/// count and its own non-blocking CUDA stream; the ncclUniqueId is broadcast over the bootstrap, which
-/// must outlive the communicator (expect_same and duplicates use it). Initialisation and every
-/// collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError) under the timeout; a
-/// timeout or a cancellation aborts the NCCL communicator (ncclCommAbort) and throws CommTimeout /
-/// CommError, after which the communicator refuses further calls. One rank on one GPU works (the
-/// collectives degenerate to copies). Throws CommError when there is no usable GPU or NCCL fails.
+/// count and its own non-blocking CUDA stream (the communication stream); the ncclUniqueId is broadcast
+/// over a duplicate of the bootstrap that the communicator keeps as its host_side() (expect_same, counts,
+/// times). Initialisation and every collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError)
+/// under the timeout; ialltoallv returns once its ncclSend/ncclRecv are enqueued, and its request polls an
+/// event recorded after them. A timeout or a cancellation aborts the NCCL communicator (ncclCommAbort) and
+/// throws CommTimeout / CommError, after which the communicator refuses further calls; so does a request
+/// dropped in flight that its peers do not complete within the settle time. One rank on one GPU works (the
+/// collectives degenerate to copies); NCCL refuses two ranks on one GPU. Throws CommError when there is no
+/// usable GPU or NCCL fails.
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator& mpi_bootstrap);
 
 }  // namespace mlsb::comm

@@ -72,6 +72,42 @@ TEST(GpuNccl, OneRankCollectivesOnDeviceBuffers) {
   EXPECT_EQ(b.host(), v);
 }
 
+// The non-blocking all-to-allv on the communication stream: requests complete in order, test() polls, a
+// request dropped in flight settles without breaking the communicator, and its host side takes host buffers
+// and follows its timeout.
+TEST(GpuNccl, NonBlockingAlltoallvAndTheHostSide) {
+  std::string why;
+  if (!cuda::cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  auto boot = make_local_communicator();
+  auto nccl = make_nccl_communicator(*boot);
+  std::vector<float> v(1 << 20);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 977);
+  Dev<float> a(v), b(std::vector<float>(v.size(), 0)), c(std::vector<float>(v.size(), 0));
+  const size_t bytes[] = {v.size() * sizeof(float)};
+  auto first = nccl->ialltoallv(a.p, bytes, b.p, bytes);
+  auto second = nccl->ialltoallv(b.p, bytes, c.p, bytes);  // ordered after the first on the stream
+  bool done = false;
+  for (int i = 0; i < 1000000 && !done; ++i) done = second->test();
+  if (!done) second->wait();
+  EXPECT_TRUE(first->test()) << "the second completed before the first";
+  first->wait();
+  EXPECT_EQ(c.host(), v);
+  { auto dropped = nccl->ialltoallv(a.p, bytes, b.p, bytes); }  // one rank: settles at once
+  nccl->alltoallv(a.p, bytes, b.p, bytes);
+  EXPECT_EQ(b.host(), v);
+  const size_t wrong[] = {bytes[0], 4};
+  EXPECT_THROW(nccl->ialltoallv(a.p, wrong, b.p, wrong), CommError);
+
+  Communicator& host = nccl->host_side();
+  EXPECT_FALSE(host.device_buffers());
+  EXPECT_NE(&host, boot.get()) << "a duplicate of the bootstrap, not the bootstrap";
+  nccl->set_timeout(7);
+  EXPECT_EQ(host.timeout(), 7);
+  int64_t mine = 41, all = 0;
+  host.allgather(&mine, &all, 1, ElemType::I64);
+  EXPECT_EQ(all, 41);
+}
+
 #else
 
 TEST(GpuNccl, OneRankCollectivesOnDeviceBuffers) { GTEST_SKIP() << "built without NCCL"; }

@@ -4,12 +4,21 @@
 // and the sigmoid router with groups and shared experts, under overlap=none and overlap=chunked, the loads,
 // rows per expert and drops are equal and the output, dx and every gradient within relative L2 2e-2.
 // Prints one line per rank and configuration; exit status 0 when all matched, 77 (skip) without a GPU.
+//   moe_ep_gpu_check        the rows travel through pinned host memory over the mpi communicator (ranks may
+//                           share a GPU)
+//   moe_ep_gpu_check nccl   they travel between device buffers over an nccl communicator (one GPU per rank:
+//                           77 with fewer GPUs than ranks on this node, or a build without NCCL); the CPU
+//                           oracle runs over its host side
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/comm/communicator.hpp"
+#ifdef MLSB_HAVE_NCCL
+#include "backends/comm/nccl_communicator.hpp"
+#endif
 #include "backends/cuda/device.hpp"
 #include "support/close.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
@@ -32,11 +41,12 @@ std::vector<float> normal(size_t n, uint64_t seed) {
   return v;
 }
 
-// "" when the GPU layer matches the CPU oracle on this rank, else the first difference.
+// "" when the GPU layer (its rows on `comm`) matches the CPU oracle (on comm's host side) on this rank, else
+// the first difference.
 std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, const EpOptions& ep) {
   const int64_t T = 128, h = c.hidden;
   const uint64_t seed = 11;
-  MoeLayer<float> cpu(c, &comm, 1);
+  MoeLayer<float> cpu(c, &comm.host_side(), 1);
   cpu.init(seed);
   auto& p = cpu.params();
   for (auto* v : {&p.router, &p.experts.w13, &p.experts.w2, &p.shared.w13, &p.shared.w2})
@@ -77,13 +87,29 @@ std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, const EpOp
 
 }  // namespace
 
-int main() {
-  auto comm = mlsb::comm::make_communicator("mpi");
+int main(int argc, char** argv) {
+  auto mpi = mlsb::comm::make_communicator("mpi");
   std::string why;
   if (!mlsb::cuda::cuda_available(&why)) {
-    if (comm->rank() == 0) std::printf("skipped: no GPU: %s\n", why.c_str());
+    if (mpi->rank() == 0) std::printf("skipped: no GPU: %s\n", why.c_str());
     return 77;
   }
+  std::unique_ptr<mlsb::comm::Communicator> nccl;
+  if (argc > 1 && std::string(argv[1]) == "nccl") {
+#ifdef MLSB_HAVE_NCCL
+    // Every rank decides alike: NCCL needs one GPU per rank.
+    const int gpus = mlsb::cuda::device_count(), ranks = mpi->size();
+    if (mpi->max_over_ranks(mlsb::comm::node_local_rank(mpi->rank()) + 1) > gpus) {
+      if (mpi->rank() == 0) std::printf("skipped: nccl needs a GPU per rank (%d ranks, %d GPUs)\n", ranks, gpus);
+      return 77;
+    }
+    nccl = mlsb::comm::make_nccl_communicator(*mpi);
+#else
+    if (mpi->rank() == 0) std::printf("skipped: built without NCCL\n");
+    return 77;
+#endif
+  }
+  mlsb::comm::Communicator* comm = nccl ? nccl.get() : mpi.get();
   MoeConfig capacity;
   capacity.hidden = 64, capacity.ffn = 96, capacity.experts = 8, capacity.topk = 2;
   capacity.router = RouterKind::TopkSoftmax, capacity.capacity_factor = 1.0;

@@ -31,12 +31,12 @@ MoeConfig layer_config(const State& state, int ranks) {
   return c;
 }
 
-comm::Communicator& host_comm(State& state) {
+comm::Communicator& cpu_comm(State& state) {
   comm::Communicator& comm = state.comm();
   if (comm.device_buffers())
     state.skip("comm " + comm.name() +
-               ": moe_train's expert parallelism exchanges rows through host memory (--comm mpi); NCCL "
-               "between device buffers is not built yet");
+               ": the cpu layer exchanges rows in host memory (--comm mpi); NCCL between device buffers runs "
+               "with --backend cuda");
   return comm;
 }
 

@@ -16,10 +16,9 @@ namespace mlsb::moe_train {
 /// preset is custom; capacity, drop policy and loss coefficients from the axes. Skips the case
 /// (State::skip, naming the axis) when validate() rejects it for `ranks` ranks.
 MoeConfig layer_config(const State& state, int ranks);
-/// The case's communicator, for the expert-parallel layer's exchange, which passes host memory (on the cpu
-/// and the cuda backend alike): skips the case (State::skip) when the communicator needs device buffers
-/// (--comm nccl; NCCL between device buffers is not built yet).
-comm::Communicator& host_comm(State& state);
+/// The case's communicator for the CPU layer's exchange, which passes host memory: skips the case
+/// (State::skip) when the communicator needs device buffers (--comm nccl, which the cuda backend takes).
+comm::Communicator& cpu_comm(State& state);
 /// AdamW settings from the lr axis (betas 0.9/0.95, eps 1e-8, weight decay 0.1).
 AdamWConfig optimizer_config(const State& state);
 

@@ -1,6 +1,7 @@
 #include "workloads/moe_train/ep_exchange.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -18,9 +19,21 @@ Clock::duration as_duration(double seconds) {
 unsigned char* bytes(void* p) { return static_cast<unsigned char*>(p); }
 const unsigned char* cbytes(const void* p) { return static_cast<const unsigned char*>(p); }
 
-void copy(void* to, const void* from, size_t n) {
-  if (n) std::memcpy(to, from, n);
-}
+class HostRows final : public RowMemory {
+ public:
+  unsigned char* stage(int which, size_t bytes) override {
+    auto& b = buffers_.at(static_cast<size_t>(which));
+    if (b.size() < bytes) b.resize(bytes);
+    return b.data();
+  }
+  void copy(void* to, const void* from, size_t bytes) override {
+    if (bytes) std::memcpy(to, from, bytes);
+  }
+  void ready() override {}
+
+ private:
+  std::array<std::vector<unsigned char>, 4> buffers_;
+};
 
 }  // namespace
 
@@ -74,8 +87,9 @@ class EpExchange::ProgressThread {
 
 void EpExchange::EndInFlight::operator()(ProgressThread* p) const { p->end(); }
 
-EpExchange::EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times)
-    : comm_(comm), link_(link), times_(times) {}
+EpExchange::EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times,
+                       std::unique_ptr<RowMemory> memory)
+    : comm_(comm), link_(link), times_(times), memory_(memory ? std::move(memory) : std::make_unique<HostRows>()) {}
 
 EpExchange::~EpExchange() = default;
 
@@ -126,12 +140,12 @@ void EpExchange::alltoallv(const void* send, std::span<const size_t> send_bytes,
 
 void EpExchange::alltoall_i64(const int64_t* send, int64_t* recv, size_t count) {
   const std::vector<size_t> block(comm_.size(), count * sizeof(int64_t));
-  blocking([&] { comm_.alltoall(send, recv, count, comm::ElemType::I64); }, block, block);
+  blocking([&] { comm_.host_side().alltoall(send, recv, count, comm::ElemType::I64); }, block, block);
 }
 
 void EpExchange::allgather_i64(const int64_t* send, int64_t* recv, size_t count) {
   const std::vector<size_t> block(comm_.size(), count * sizeof(int64_t));
-  blocking([&] { comm_.allgather(send, recv, count, comm::ElemType::I64); }, block, block);
+  blocking([&] { comm_.host_side().allgather(send, recv, count, comm::ElemType::I64); }, block, block);
 }
 
 std::vector<int64_t> EpExchange::counts_to_experts(std::span<const int64_t> counts, int64_t local_experts,
@@ -254,50 +268,55 @@ void EpExchange::chunked(const ChunkPlan& plan, size_t row_bytes, const void* ou
       b_out[c + 1] += returned(r, me, c), b_in[c + 1] += returned(me, r, c);
     }
   }
-  stage_out_.resize(d_out[C] * row_bytes), stage_in_.resize(d_in[C] * row_bytes);
-  back_out_.resize(b_out[C] * row_bytes), back_in_.resize(b_in[C] * row_bytes);
+  RowMemory& m = *memory_;
+  unsigned char* stage_out = m.stage(0, d_out[C] * row_bytes);
+  unsigned char* stage_in = m.stage(1, d_in[C] * row_bytes);
+  unsigned char* back_out = m.stage(2, b_out[C] * row_bytes);
+  unsigned char* back_in = m.stage(3, b_in[C] * row_bytes);
   std::vector<size_t> sb(P), rb(P);
   std::vector<InFlight> dispatch(C), combine(C);
 
   auto start_dispatch = [&](int64_t c) {
-    unsigned char* to = stage_out_.data() + d_out[c] * row_bytes;
+    unsigned char* to = stage_out + d_out[c] * row_bytes;
     for (int d = 0; d < P; ++d) {
       const int64_t n = plan.send_rows(c, d);
-      copy(to, cbytes(out) + (expert_offsets[d * L] + plan.send_begin(c, d)) * row_bytes, n * row_bytes);
+      m.copy(to, cbytes(out) + (expert_offsets[d * L] + plan.send_begin(c, d)) * row_bytes, n * row_bytes);
       to += n * row_bytes, sb[d] = n * row_bytes, rb[d] = plan.recv_rows(c, d) * row_bytes;
     }
-    dispatch[c] = start(stage_out_.data() + d_out[c] * row_bytes, sb, stage_in_.data() + d_in[c] * row_bytes, rb);
+    m.ready();
+    dispatch[c] = start(stage_out + d_out[c] * row_bytes, sb, stage_in + d_in[c] * row_bytes, rb);
   };
   auto land_dispatch = [&](int64_t c) {  // positions [a, a + n) of s's block, cut at its experts' bounds
-    const unsigned char* from = stage_in_.data() + d_in[c] * row_bytes;
+    const unsigned char* from = stage_in + d_in[c] * row_bytes;
     for (int s = 0; s < P; ++s) {
       const int64_t a = plan.recv_begin(c, s), n = plan.recv_rows(c, s);
       for (int64_t j = 0, at = 0; j < L; at += plan.rows(s, me, j), ++j) {
         const int64_t lo = std::max(a, at), hi = std::min(a + n, at + plan.rows(s, me, j));
         if (lo < hi)
-          copy(bytes(in) + (local_offsets[j] + first[s * L + j] + lo - at) * row_bytes, from + (lo - a) * row_bytes,
-               (hi - lo) * row_bytes);
+          m.copy(bytes(in) + (local_offsets[j] + first[s * L + j] + lo - at) * row_bytes, from + (lo - a) * row_bytes,
+                 (hi - lo) * row_bytes);
       }
       from += n * row_bytes;
     }
   };
   auto start_combine = [&](int64_t i) {
-    unsigned char* to = back_out_.data() + b_out[i] * row_bytes;
+    unsigned char* to = back_out + b_out[i] * row_bytes;
     for (int s = 0; s < P; ++s) {
       for (int64_t j = plan.first_expert(me, i); j < plan.first_expert(me, i + 1); ++j) {
         const int64_t n = plan.rows(s, me, j);
-        copy(to, cbytes(results) + (local_offsets[j] + first[s * L + j]) * row_bytes, n * row_bytes);
+        m.copy(to, cbytes(results) + (local_offsets[j] + first[s * L + j]) * row_bytes, n * row_bytes);
         to += n * row_bytes;
       }
       sb[s] = returned(s, me, i) * row_bytes, rb[s] = returned(me, s, i) * row_bytes;
     }
-    combine[i] = start(back_out_.data() + b_out[i] * row_bytes, sb, back_in_.data() + b_in[i] * row_bytes, rb);
+    m.ready();
+    combine[i] = start(back_out + b_out[i] * row_bytes, sb, back_in + b_in[i] * row_bytes, rb);
   };
   auto land_combine = [&](int64_t i) {  // d's experts of step i are contiguous in `back`
-    const unsigned char* from = back_in_.data() + b_in[i] * row_bytes;
+    const unsigned char* from = back_in + b_in[i] * row_bytes;
     for (int d = 0; d < P; ++d) {
       const int64_t n = returned(me, d, i);
-      copy(bytes(back) + expert_offsets[d * L + plan.first_expert(d, i)] * row_bytes, from, n * row_bytes);
+      m.copy(bytes(back) + expert_offsets[d * L + plan.first_expert(d, i)] * row_bytes, from, n * row_bytes);
       from += n * row_bytes;
     }
   };

@@ -41,16 +41,35 @@ struct EpLayout {
   int64_t rows_in() const { return local_offsets.back(); }  ///< rows this rank's experts compute
 };
 
+/// Where the chunked pipeline stages rows between the layer's buffers and the wire, and how it copies them:
+/// host memory and memcpy (EpExchange's default), or device memory and copies queued on the layer's stream
+/// when the communicator's buffers are device memory (nccl; the GPU layer's DeviceRows).
+class RowMemory {
+ public:
+  virtual ~RowMemory() = default;
+  /// Staging buffer `which` (0 dispatch out, 1 dispatch in, 2 combine out, 3 combine in) of at least `bytes`
+  /// bytes; what it held is lost when it grows.
+  virtual unsigned char* stage(int which, size_t bytes) = 0;
+  /// Copies `bytes` bytes between the layer's buffers and staging. May return before the copy is done, if
+  /// whatever reads the destination next is ordered after it (the layer's stream) or calls ready() first.
+  virtual void copy(void* to, const void* from, size_t bytes) = 0;
+  /// Returns once every copy made so far is done: called before an all-to-all reads staging.
+  virtual void ready() = 0;
+};
+
 /// Communication of one layer over `comm` (every rank calls the same sequence). With an active link
 /// model, an all-to-all completes no earlier than its start plus LinkModel::alltoallv_s of its byte
 /// counts: the calling thread waits out the rest (in slices that watch the communicator's cancel flag).
 /// Both schedules move rows the same way: a non-blocking all-to-allv (Communicator::ialltoallv) finished
 /// by the same wait, while a helper thread calls Communicator::progress() whenever an all-to-all of this
-/// exchange is in flight; they differ only in what runs between the start and the wait.
-/// Throws comm::CommError (cancelled: "cancelled") like the communicator.
+/// exchange is in flight; they differ only in what runs between the start and the wait. Rows travel in the
+/// communicator's buffers (host, or device on nccl: `memory` then stages them on the device); counts travel
+/// over its host_side(). Throws comm::CommError (cancelled: "cancelled") like the communicator.
 class EpExchange {
  public:
-  EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times);
+  /// `memory` nullptr: host memory.
+  EpExchange(comm::Communicator& comm, const comm::LinkModel& link, CommTimes& times,
+             std::unique_ptr<RowMemory> memory = nullptr);
 
   EpExchange(const EpExchange&) = delete;
   EpExchange& operator=(const EpExchange&) = delete;
@@ -67,7 +86,8 @@ class EpExchange {
   /// Runs `body` (blocking communication the link model does not cover: gradient allreduce), timed.
   void timed(const std::function<void()>& body);
 
-  /// One chunked exchange of rows of `row_bytes` bytes (overlap=chunked). `out` holds this rank's rows by
+  /// One chunked exchange of rows of `row_bytes` bytes (overlap=chunked), every buffer in the memory the
+  /// communicator takes (on nccl: device; `compute` ordered after the memory's copies). `out` holds this rank's rows by
   /// global expert (row r of global expert e at `expert_offsets[e] + r`); `in` receives the rows of this
   /// rank's experts in the layout `local_offsets` gives (expert j's rows from source 0, then 1, ...).
   /// `compute(j)` runs local expert j once its rows are in `in` and writes its rows of `results` (laid
@@ -114,7 +134,7 @@ class EpExchange {
   comm::Communicator& comm_;
   comm::LinkModel link_;
   CommTimes& times_;
-  std::vector<unsigned char> stage_out_, stage_in_, back_out_, back_in_;
+  std::unique_ptr<RowMemory> memory_;
   std::vector<std::pair<Clock::time_point, Clock::time_point>> busy_;
   std::unique_ptr<ProgressThread> progress_;  // started with the first all-to-allv
 };

@@ -1,19 +1,21 @@
 // Host side of the CUDA MoE layer (gpu_layer.hpp): device memory, the step's schedule on one stream,
 // the per-expert cuBLAS GEMMs, and the dispatch plan. Kernels: cuda/*.cu (launchers in kernels.hpp).
 //
-// Expert parallelism (ranks > 1): this rank's permuted rows go down to pinned host memory, travel over
-// EpExchange (the CPU layer's exchange: counts, then rows, overlap=none or the chunked pipeline, the
-// modelled link), are copied up into the experts' layout and computed, and come back the same way. The
-// chunked pipeline computes each local expert on the GPU when its rows have arrived, with the same GEMM
-// calls on the same rows as overlap=none (bit-identical), while the next chunks travel.
+// Expert parallelism (ranks > 1): this rank's permuted rows travel over EpExchange (the CPU layer's
+// exchange: counts, then rows, overlap=none or the chunked pipeline, the modelled link) into the experts'
+// layout, are computed, and come back the same way. On nccl they stay in device memory (staged by
+// DeviceRows on the layer's stream; NCCL moves them on its own stream); on mpi they go through pinned host
+// memory. The chunked pipeline computes each local expert on the GPU when its rows have arrived, with the
+// same GEMM calls on the same rows as overlap=none (bit-identical), while the next chunks travel.
 //
 // Host synchronisation: forward copies the routing (expert ids and weights [tokens, k], E + 1 router
 // sums) back and waits once; the host builds the dispatch plan with plan_dispatch(), the CPU layer's
 // own code, so capacity, drop policy and row order match it exactly, and it needs each expert's row
 // count to size the GEMMs anyway. The plan goes back up asynchronously from pinned memory. step()
 // waits once more at its end (timings, objective). On one rank nothing else in forward or backward
-// blocks; expert parallelism also waits for each copy down before its rows travel (per expert in the
-// chunked pipeline), and for backward's end before the replicated gradients' allreduce.
+// blocks; expert parallelism also waits for the rows before they travel (on mpi for each copy down, per
+// expert in the chunked pipeline; on nccl for the staging copies of each chunk), and for backward's end
+// before the replicated gradients' allreduce.
 //
 // Precision: bf16 activations and weights into every GEMM, fp32 accumulation, fp32 router logits and
 // routing, fp32 weight gradients (written by the GEMMs directly) and dx, fp32 masters and moments.
@@ -41,7 +43,9 @@
 #include "backends/formats/small_floats.hpp"
 #include "util/parallel.hpp"
 #include "workloads/moe_train/cuda/check.hpp"
+#include "workloads/moe_train/cuda/device_rows.hpp"
 #include "workloads/moe_train/cuda/gemm.hpp"
+#include "workloads/moe_train/cuda/grown.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"
 #include "workloads/moe_train/dispatch.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
@@ -74,7 +78,9 @@ using gpu::bf16;
 using gpu::check_blas;
 using gpu::check_cuda;
 using gpu::check_launch;
+using gpu::DeviceMemory;
 using gpu::gemm_bf16;
+using gpu::HostMemory;
 
 constexpr size_t kBlasWorkspace = size_t{32} << 20;  // cuBLAS's recommendation for Hopper
 
@@ -94,32 +100,6 @@ class Arena {
   std::vector<std::unique_ptr<cuda::DeviceBuffer>> buffers_;
   double bytes_ = 0;
 };
-
-/// Memory that grows to the largest size asked of it: the experts' rows under expert parallelism change
-/// every step. The first allocation is the size asked; a reallocation takes a quarter more, so small growth
-/// reallocates rarely. Buffer: cuda::DeviceBuffer or cuda::PinnedBuffer<unsigned char>. Reallocating frees
-/// the old memory first (a failed allocation leaves none): call it with nothing in flight.
-template <typename Buffer>
-class Grown {
- public:
-  template <typename T>
-  T* ensure(int64_t n) {
-    const size_t bytes = sizeof(T) * static_cast<size_t>(std::max<int64_t>(n, 1));
-    if (bytes > size_) {
-      const size_t want = size_ == 0 ? bytes : bytes + bytes / 4;
-      buf_.reset(), size_ = 0;
-      buf_ = std::make_unique<Buffer>(want), size_ = want;
-    }
-    return static_cast<T*>(static_cast<void*>(buf_->data()));
-  }
-  size_t size() const { return size_; }
-
- private:
-  std::unique_ptr<Buffer> buf_;
-  size_t size_ = 0;
-};
-using DeviceMemory = Grown<cuda::DeviceBuffer>;
-using HostMemory = Grown<cuda::PinnedBuffer<unsigned char>>;
 
 /// One trained tensor: fp32 master, gradient and moments, and the bf16 copy the GEMMs read.
 struct Param {
@@ -160,11 +140,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
         h_bias_(E_),
         h_ydot_(T_),
         h_stats_(E_ + 1) {
-    if (comm_ && comm_->device_buffers())
-      throw std::runtime_error("comm " + comm_->name() +
-                               ": the cuda layer's expert parallelism moves rows through host memory (--comm mpi); "
-                               "NCCL all-to-all between device buffers is not built yet");
-    if (comm_) wire_ = std::make_unique<EpExchange>(*comm_, ep_.link, comm_times_);
+    if (comm_)
+      wire_ = std::make_unique<EpExchange>(
+          *comm_, ep_.link, comm_times_,
+          device_wire() ? std::make_unique<gpu::DeviceRows>(stream_.get()) : std::unique_ptr<RowMemory>());
     check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     shape_.experts = static_cast<int>(E_), shape_.topk = static_cast<int>(k_);
     shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
@@ -316,15 +295,15 @@ class CudaMoeLayer final : public GpuMoeLayer {
       gpu::route_forward(shape_, T_, rf, st);
       gpu::route_stats(aux_probs_, lse_, T_, static_cast<int>(E_), stats_, st);
       check_launch("routing");
-      copy_down(h_expert_.data(), expert_, sizeof(int32_t) * R_);
-      copy_down(h_weight_.data(), weight_, sizeof(float) * R_);
-      copy_down(h_stats_.data(), stats_, sizeof(double) * (E_ + 1));
+      copy(h_expert_.data(), expert_, sizeof(int32_t) * R_);
+      copy(h_weight_.data(), weight_, sizeof(float) * R_);
+      copy(h_stats_.data(), stats_, sizeof(double) * (E_ + 1));
       sync("routing");  // the one wait of forward on one GPU: the plan needs the routing
     }
     plan_on_host();
-    copy_up(slot_row_, h_slot_row_.data(), sizeof(int32_t) * R_);
-    copy_up(row_token_, h_row_token_.data(), sizeof(int32_t) * plan_.rows());
-    copy_up(daux_, h_daux_.data(), sizeof(float) * E_);
+    copy(slot_row_, h_slot_row_.data(), sizeof(int32_t) * R_);
+    copy(row_token_, h_row_token_.data(), sizeof(int32_t) * plan_.rows());
+    copy(daux_, h_daux_.data(), sizeof(float) * E_);
     gpu::permute_rows(x_, row_token_, plan_.rows(), h_, xp_, st);
     // y = the shared experts of x (none: zero, as combine then writes it): needs none of the exchange.
     auto shared = [&] {
@@ -407,45 +386,69 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   /// One direction (0 forward, 1 backward) of the expert-parallel exchange: this rank's rows `mine` (by global
   /// expert) go to the experts' ranks into `in` (the experts' layout, layout_), `experts(j0, j1)` computes
-  /// local experts into `out`, whose rows come home into `back` (laid out as `mine`). The rows travel through
-  /// pinned host memory over wire_; overlap=chunked runs EpExchange's pipeline, computing each local expert
-  /// when its rows have arrived, and `side` (the shared experts) where shared_slot puts it; overlap=none runs
-  /// `side` after the exchange.
+  /// local experts into `out`, whose rows come home into `back` (laid out as `mine`). On a device-buffer
+  /// communicator (nccl) the rows travel between device buffers on its communication stream, staged on the
+  /// device; otherwise through pinned host memory. overlap=chunked runs EpExchange's pipeline, computing each
+  /// local expert when its rows have arrived, and `side` (the shared experts) where shared_slot puts it;
+  /// overlap=none runs `side` after the exchange.
   void exchange(int dir, const bf16* mine, bf16* in, bf16* out, bf16* back,
                 const std::function<void(int64_t, int64_t)>& experts, const std::function<void()>& side) {
     const int64_t rows = plan_.rows(), rows_in = layout_.rows_in();
-    const size_t row = static_cast<size_t>(h_) * sizeof(bf16);
-    unsigned char* h_mine = h_mine_.ensure<unsigned char>(rows * static_cast<int64_t>(row));
-    unsigned char* h_back = h_back_.ensure<unsigned char>(rows * static_cast<int64_t>(row));
-    unsigned char* h_in = h_in_.ensure<unsigned char>(rows_in * static_cast<int64_t>(row));
-    unsigned char* h_out = h_out_.ensure<unsigned char>(rows_in * static_cast<int64_t>(row));
-    copy_down(h_mine, mine, rows * static_cast<int64_t>(row));
+    const int64_t row = h_ * static_cast<int64_t>(sizeof(bf16));
+    if (device_wire()) {
+      sync("expert-parallel rows");  // the communication stream reads what this stream wrote
+      if (ep_.overlap == Overlap::None) {
+        exchange_whole(mine, d_in_.ensure<unsigned char>(rows_in * row), in, out,
+                       d_out_.ensure<unsigned char>(rows_in * row), back, experts, side);
+      } else {
+        // The pipeline's staging copies are on this stream (DeviceRows): each expert's GEMMs follow its rows.
+        wire_->chunked(
+            chunks_, static_cast<size_t>(row), mine, plan_.offsets, in, offsets_, [&](int64_t j) { experts(j, j + 1); },
+            out, back, side, ep_.shared_slot[dir]);
+      }
+      return;
+    }
+    unsigned char* h_mine = h_mine_.ensure<unsigned char>(rows * row);
+    unsigned char* h_back = h_back_.ensure<unsigned char>(rows * row);
+    unsigned char* h_in = h_in_.ensure<unsigned char>(rows_in * row);
+    unsigned char* h_out = h_out_.ensure<unsigned char>(rows_in * row);
+    copy(h_mine, mine, rows * row);
     sync("expert-parallel rows");
     if (ep_.overlap == Overlap::None) {
-      wire_->alltoallv(h_mine, layout_.send_bytes, h_in, layout_.recv_bytes);
-      layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
-        copy_up(in + expert_row * h_, h_in + wire_row * row, n * static_cast<int64_t>(row));
-      });
-      experts(0, L_);
-      layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
-        copy_down(h_out + wire_row * row, out + expert_row * h_, n * static_cast<int64_t>(row));
-      });
-      sync("expert-parallel results");
-      wire_->alltoallv(h_out, layout_.recv_bytes, h_back, layout_.send_bytes);
-      side();
+      exchange_whole(h_mine, h_in, in, out, h_out, h_back, experts, side);
     } else {
       wire_->chunked(
-          chunks_, row, h_mine, plan_.offsets, h_in, offsets_,
+          chunks_, static_cast<size_t>(row), h_mine, plan_.offsets, h_in, offsets_,
           [&](int64_t j) {
-            const int64_t o = offsets_[j], n = (offsets_[j + 1] - o) * static_cast<int64_t>(row);
-            copy_up(in + o * h_, h_in + o * row, n);
+            const int64_t o = offsets_[j], n = (offsets_[j + 1] - o) * row;
+            copy(in + o * h_, h_in + o * row, n);
             experts(j, j + 1);
-            copy_down(h_out + o * row, out + o * h_, n);
+            copy(h_out + o * row, out + o * h_, n);
             sync("expert-parallel results");
           },
           h_out, h_back, side, ep_.shared_slot[dir]);
     }
-    copy_up(back, h_back, rows * static_cast<int64_t>(row));
+    copy(back, h_back, rows * row);
+  }
+
+  /// overlap=none: every row out at once (`send` -> the wire layout `wire_in`), copied into the experts' layout
+  /// `in`, all local experts computed into `out`, copied into the wire layout `wire_out`, every result home at
+  /// once into `recv`; then `side`. The wire buffers are pinned host memory or, on nccl, device memory.
+  void exchange_whole(const void* send, unsigned char* wire_in, bf16* in, bf16* out, unsigned char* wire_out,
+                      void* recv, const std::function<void(int64_t, int64_t)>& experts,
+                      const std::function<void()>& side) {
+    const int64_t row = h_ * static_cast<int64_t>(sizeof(bf16));
+    wire_->alltoallv(send, layout_.send_bytes, wire_in, layout_.recv_bytes);
+    layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+      copy(in + expert_row * h_, wire_in + wire_row * row, n * row);
+    });
+    experts(0, L_);
+    layout_.for_each_block([&](int64_t wire_row, int64_t expert_row, int64_t n) {
+      copy(wire_out + wire_row * row, out + expert_row * h_, n * row);
+    });
+    sync("expert-parallel results");
+    wire_->alltoallv(wire_out, layout_.recv_bytes, recv, layout_.send_bytes);
+    side();
   }
 
   /// Routing copied back -> the CPU layer's dispatch plan, loads, aux and z losses, d(aux)/d(probs).
@@ -520,15 +523,20 @@ class CudaMoeLayer final : public GpuMoeLayer {
     }
   }
 
-  /// The replicated weights' gradients (router, shared experts) summed over ranks, through pinned host memory.
+  /// The replicated weights' gradients (router, shared experts) summed over ranks: in place on a device-buffer
+  /// communicator, else through pinned host memory.
   void allreduce_replicated() {
     for (Param* p : {&router_, &sw13_, &sw2_}) {
       if (p->n == 0) continue;
+      if (device_wire()) {
+        comm_->allreduce(p->grad, p->grad, static_cast<size_t>(p->n), comm::ElemType::F32, comm::ReduceOp::Sum);
+        continue;
+      }
       float* host = h_grad_.ensure<float>(p->n);
-      copy_down(host, p->grad, p->n * static_cast<int64_t>(sizeof(float)));
+      copy(host, p->grad, p->n * static_cast<int64_t>(sizeof(float)));
       sync("gradient allreduce");
       comm_->allreduce(host, host, static_cast<size_t>(p->n), comm::ElemType::F32, comm::ReduceOp::Sum);
-      copy_up(p->grad, host, p->n * static_cast<int64_t>(sizeof(float)));
+      copy(p->grad, host, p->n * static_cast<int64_t>(sizeof(float)));
       sync("gradient allreduce");
     }
   }
@@ -545,10 +553,11 @@ class CudaMoeLayer final : public GpuMoeLayer {
     check_launch("adamw");
     if (c_.router == RouterKind::Sigmoid && c_.bias_rate != 0) {
       std::vector<int64_t> load = routing_.load;  // summed over ranks, as MoeLayer::update_bias
-      if (comm_) comm_->allreduce(load.data(), load.data(), load.size(), comm::ElemType::I64, comm::ReduceOp::Sum);
+      if (comm_)
+        comm_->host_side().allreduce(load.data(), load.data(), load.size(), comm::ElemType::I64, comm::ReduceOp::Sum);
       update_expert_bias(bias_, load, c_.bias_rate);
       std::copy(bias_.begin(), bias_.end(), h_bias_.data());
-      copy_up(bias_d_, h_bias_.data(), sizeof(float) * E_);
+      copy(bias_d_, h_bias_.data(), sizeof(float) * E_);
     }
   }
 
@@ -561,24 +570,20 @@ class CudaMoeLayer final : public GpuMoeLayer {
     if (floats > 0)
       check_cuda(cudaMemsetAsync(d, 0, sizeof(float) * static_cast<size_t>(floats), stream_.get()), "cudaMemset");
   }
-  // Asynchronous copies on the layer's stream (pinned host memory).
-  void copy_down(void* host, const void* dev, int64_t bytes) {
+  /// Expert parallelism's rows travel between device buffers (nccl), not through host memory.
+  bool device_wire() const { return comm_ && comm_->device_buffers(); }
+  // An asynchronous copy on the layer's stream between device and pinned host memory, either way.
+  void copy(void* to, const void* from, int64_t bytes) {
     if (bytes > 0)
-      check_cuda(cudaMemcpyAsync(host, dev, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream_.get()),
-                 "copy to host");
-  }
-  void copy_up(void* dev, const void* host, int64_t bytes) {
-    if (bytes > 0)
-      check_cuda(cudaMemcpyAsync(dev, host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream_.get()),
-                 "copy to device");
+      check_cuda(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDefault, stream_.get()), "copy");
   }
   // Synchronous copies from or to pageable memory (through the layer's stream, so they order with its work).
   void upload(void* dev, const void* host, size_t bytes) {
-    copy_up(dev, host, static_cast<int64_t>(bytes));
+    copy(dev, host, static_cast<int64_t>(bytes));
     sync("upload");
   }
   void download(void* host, const void* dev, size_t bytes) {
-    copy_down(host, dev, static_cast<int64_t>(bytes));
+    copy(host, dev, static_cast<int64_t>(bytes));
     sync("download");
   }
 
@@ -610,6 +615,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   std::vector<int64_t> offsets_;
   DeviceMemory h13_, a_, xe_, ye_, dye_;
   HostMemory h_mine_, h_in_, h_out_, h_back_, h_grad_;  // expert parallelism's pinned staging
+  DeviceMemory d_in_, d_out_;                           // overlap=none's wire layout on a device-buffer communicator
   cuda::PinnedBuffer<int32_t> h_expert_, h_slot_row_, h_row_token_;
   cuda::PinnedBuffer<float> h_weight_, h_daux_, h_bias_, h_ydot_;
   cuda::PinnedBuffer<double> h_stats_;

@@ -1,11 +1,11 @@
 #pragma once
 // The MoE layer's training step on a CUDA GPU: bf16 activations and weights with fp32 accumulation
 // (cuBLAS), fp32 master weights and AdamW, and fused kernels for routing, permute and unpermute.
-// With expert parallelism (a communicator of several ranks, one GPU per rank or several ranks sharing
-// one) the experts are sharded over the ranks as MoeLayer shards them, and the rows travel through
-// pinned host memory over the communicator's all-to-alls (EpExchange: overlap=none or the chunked
-// pipeline, the modelled link), the experts computing on the GPU; NCCL all-to-all between device
-// buffers on a communication stream is not built yet (a device-buffer communicator is refused).
+// With expert parallelism (a communicator of several ranks) the experts are sharded over the ranks as
+// MoeLayer shards them, and the rows travel over the communicator's all-to-alls (EpExchange: overlap=none
+// or the chunked pipeline, the modelled link), the experts computing on the GPU: on nccl (one GPU per
+// rank) between device buffers on NCCL's communication stream while the layer's stream computes; on mpi
+// (ranks may share a GPU) through pinned host memory.
 // The CPU MoeLayer<float> is its oracle (tests/gpu). Built only with MLSB_HAVE_CUDA; elsewhere
 // make_gpu_layer throws.
 #include <cstdint>
@@ -53,9 +53,9 @@ class GpuMoeLayer {
 /// A layer with the weights MoeLayer<float>::init(seed) makes (converted to bf16; fp32 masters kept),
 /// for `tokens` tokens per step (per rank). `comm` nullptr or of one rank: every expert on this GPU;
 /// else this rank holds experts [rank * E/ranks, (rank + 1) * E/ranks) and every rank calls set_input,
-/// step and forward_output together with the same `ep`. Throws std::runtime_error when the build has no
-/// CUDA, no GPU is usable or `comm` needs device buffers (nccl), and std::invalid_argument naming the axis
-/// for a config or `ep` that validate() rejects.
+/// step and forward_output together with the same `ep`; counts and loads travel over comm->host_side().
+/// Throws std::runtime_error when the build has no CUDA or no GPU is usable, and std::invalid_argument
+/// naming the axis for a config or `ep` that validate() rejects.
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
                                             const AdamWConfig& optimizer, comm::Communicator* comm = nullptr,
                                             const EpOptions& ep = {});

@@ -102,7 +102,10 @@ class LayerBench final : public Workload {
       state.skip("dtype: bf16 runs on the cuda backend; the cpu path is fp32");
     if (state.backend() == "cuda" && state.get_string("dtype") == "fp32")
       state.skip("dtype: the cuda path is bf16 (fp32 master weights); use -p dtype=bf16");
-    comm_ = &host_comm(state);
+    // The GPU layer's rows travel on the case's communicator (nccl: device buffers); everything else here
+    // (metrics, checks) goes over its host side.
+    wire_ = state.backend() == "cuda" ? &state.comm() : &cpu_comm(state);
+    comm_ = &wire_->host_side();
     const int ranks = comm_->size();
     config_ = layer_config(state, ranks);
     try {
@@ -126,7 +129,7 @@ class LayerBench final : public Workload {
     if (state.backend() == "cuda") {
       try {
         gpu_ =
-            make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? comm_ : nullptr, ep_);
+            make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? wire_ : nullptr, ep_);
       } catch (const std::runtime_error& e) {
         state.skip(std::string("backend cuda: ") + e.what());
       }
@@ -219,7 +222,7 @@ class LayerBench final : public Workload {
       if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
         gpu_.reset();  // the check makes two layers of its own (ranks may share a GPU)
         const std::string same =
-            check_gpu_overlap_identical(config_, *comm_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_);
+            check_gpu_overlap_identical(config_, *wire_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_);
         if (!same.empty()) state.fail(same);
       }
       return;
@@ -300,7 +303,8 @@ class LayerBench final : public Workload {
     return n;
   }
 
-  comm::Communicator* comm_ = nullptr;
+  comm::Communicator* wire_ = nullptr;  // the case's communicator: the layer's rows
+  comm::Communicator* comm_ = nullptr;  // its host side: counts, times, checks
   MoeConfig config_;
   EpOptions ep_;
   int64_t tokens_ = 0;

@@ -91,7 +91,7 @@ class PlanBench final : public Workload {
   std::string memory_hint(const State&) const override { return std::string(kMemoryHint); }
 
   void setup(State& state) override {
-    comm_ = &host_comm(state);
+    comm_ = &cpu_comm(state);
     const int ranks = comm_->size();
     if (ranks < 2)
       state.skip(
