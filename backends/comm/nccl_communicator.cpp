@@ -124,18 +124,20 @@ class NcclCommunicator final : public Communicator {
       throw CommError("nccl allgatherv: rank " + std::to_string(rank_) + " sends " + std::to_string(send_bytes) +
                       " bytes but recv_bytes says " + std::to_string(recv_bytes[rank_]));
     auto* out = static_cast<uint8_t*>(recv);
-    size_t off = 0;
+    size_t off = 0, own = 0;
     ncclGroupStart();
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) {
-        if (send_bytes && out + off != send) copy(out + off, send, send_bytes);
+        own = off;
       } else {
         if (send_bytes) ncclSend(send, send_bytes, ncclUint8, r, comm_, stream_);
         if (recv_bytes[r]) ncclRecv(out + off, recv_bytes[r], ncclUint8, r, comm_, stream_);
       }
       off += recv_bytes[r];
     }
-    wait("allgatherv", ncclGroupEnd());
+    const ncclResult_t launched = ncclGroupEnd();
+    if (launched_ok(launched) && send_bytes && out + own != send) copy(out + own, send, send_bytes);
+    wait("allgatherv", launched);
   }
 
   void reduce_scatter(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) override {
@@ -165,7 +167,7 @@ class NcclCommunicator final : public Communicator {
     cuda("cudaEventCreate", cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     auto request = std::make_unique<Request>(*this, done);
     wait("ialltoallv", exchange(send, send_bytes, recv, recv_bytes), Until::Launched);
-    cuda("cudaEventRecord", cudaEventRecord(done, stream_));
+    enqueued("cudaEventRecord", cudaEventRecord(done, stream_));
     return request;
   }
 
@@ -255,22 +257,34 @@ class NcclCommunicator final : public Communicator {
                       std::to_string(send_bytes[rank_]) + " bytes but expects " + std::to_string(recv_bytes[rank_]));
   }
 
+  /// A CUDA call on the communication stream after NCCL work was enqueued on it: a failure aborts the
+  /// communicator (that work may still use the caller's buffers) and throws CommError.
+  void enqueued(const char* what, cudaError_t e) {
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      fail(what, cudaGetErrorString(e), false);
+    }
+  }
+  static bool launched_ok(ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
+
+  /// The own block of a grouped exchange, queued after ncclGroupEnd (a throw inside the group would leave it
+  /// open on this thread).
   void copy(void* dst, const void* src, size_t bytes) {
-    cuda("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    enqueued("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
   }
 
   /// Enqueues a grouped point-to-point exchange on the communication stream: send_bytes[r] from the prefix
   /// offset of send go to rank r, recv_bytes[r] from rank r land at the prefix offset of recv; the own block is
-  /// a device copy. Returns ncclGroupEnd's result, for wait().
+  /// a device copy on the same stream. Returns ncclGroupEnd's result, for wait().
   ncclResult_t exchange(const void* send, std::span<const size_t> send_bytes, void* recv,
                         std::span<const size_t> recv_bytes) {
     const auto* in = static_cast<const uint8_t*>(send);
     auto* out = static_cast<uint8_t*>(recv);
-    size_t so = 0, ro = 0;
+    size_t so = 0, ro = 0, own_in = 0, own_out = 0;
     ncclGroupStart();
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) {
-        if (send_bytes[r]) copy(out + ro, in + so, send_bytes[r]);
+        own_in = so, own_out = ro;
       } else {
         if (send_bytes[r]) ncclSend(in + so, send_bytes[r], ncclUint8, r, comm_, stream_);
         if (recv_bytes[r]) ncclRecv(out + ro, recv_bytes[r], ncclUint8, r, comm_, stream_);
@@ -278,7 +292,9 @@ class NcclCommunicator final : public Communicator {
       so += send_bytes[r];
       ro += recv_bytes[r];
     }
-    return ncclGroupEnd();
+    const ncclResult_t launched = ncclGroupEnd();
+    if (launched_ok(launched) && send_bytes[rank_]) copy(out + own_out, in + own_in, send_bytes[rank_]);
+    return launched;
   }
 
   /// One look at enqueued work: true once the library has launched it and, unless `until` is Launched, the
@@ -302,7 +318,7 @@ class NcclCommunicator final : public Communicator {
   /// Polls until the enqueued work is done (see poll), the library reports an error, the case is
   /// cancelled, or the timeout passes; the last three abort the communicator.
   void wait(const char* what, ncclResult_t launched, Until until = Until::Drained, cudaEvent_t event = nullptr) {
-    if (launched != ncclSuccess && launched != ncclInProgress) fail(what, ncclGetErrorString(launched), false);
+    if (!launched_ok(launched)) fail(what, ncclGetErrorString(launched), false);
     const auto start = Clock::now();
     for (long polls = 0;; ++polls) {
       if (poll(what, event, until)) return;

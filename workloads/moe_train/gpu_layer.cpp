@@ -326,6 +326,8 @@ class CudaMoeLayer final : public GpuMoeLayer {
       offsets_ = layout_.local_offsets;
       bf16* xe = xe_.ensure<bf16>(layout_.rows_in() * h_);
       bf16* ye = ye_.ensure<bf16>(layout_.rows_in() * h_);
+      // Sized before the exchange: cudaMalloc/cudaFree inside it would wait for the rows in flight.
+      h13_.ensure<bf16>(layout_.rows_in() * 2 * f_), a_.ensure<bf16>(layout_.rows_in() * f_);
       exchange(
           0, xp_, xe, ye, yp_, [&](int64_t j0, int64_t j1) { experts_forward(xe, j0, j1, ye); }, shared);
     }
