@@ -102,6 +102,9 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     run.argv = options.argv;
     run.tags = options.tags;
     run.seed = options.seed;
+    run.selection = options.selection;
+    run.confirms = options.confirms;
+    run.partial = !options.confirms.empty() || !options.selection.value("filter", "").empty();
     const GitInfo git = project_git_info();
     run.git_sha = git.sha;
     run.git_dirty = git.dirty;

@@ -79,6 +79,11 @@ struct RunOptions {
   std::string backend = "cpu";  ///< cpu | cuda | auto (resolve_backend)
   std::string comm = "auto";     ///< auto | local | mpi | nccl (comm::resolve_comm_kind)
   std::string branch;            ///< the run's branch; "" = from git (project_git_info)
+  /// What the run was told beyond its suite (reports::RunRecord::selection): filter, -p overrides, runner options.
+  nlohmann::json selection = nlohmann::json::object();
+  /// The uuid of the run whose worse cases this run re-runs to confirm a regression ("" = none); such a
+  /// run is partial.
+  std::string confirms;
 };
 
 struct RunOutcome {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "util/json_parse.hpp"
 
@@ -14,12 +16,35 @@ std::string env_text(const nlohmann::json& env, const char* group, const char* k
   return env.is_object() ? json_string(env.value(group, nlohmann::json::object()), key) : std::string();
 }
 
+// The GPUs a run saw, by name ("" without any).
+std::string gpu_names(const nlohmann::json& env) {
+  std::string out;
+  if (env.is_object() && env.contains("gpus") && env["gpus"].is_array())
+    for (const auto& g : env["gpus"]) out += (out.empty() ? "" : ", ") + json_string(g, "name");
+  return out;
+}
+
+bool usable(const CaseRecord& c) {
+  if (c.status != CaseStatus::Ok || c.throttled) return false;
+  for (const auto& [metric, values] : c.samples)
+    if (!values.empty()) return true;
+  return false;
+}
+
 }  // namespace
 
 void sort_newest_first(std::vector<RunRecord>& runs) {
   std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
     return a.started_at != b.started_at ? a.started_at > b.started_at : a.id > b.id;
   });
+}
+
+bool same_runner_options(const RunRecord& a, const RunRecord& b) {
+  const auto runner = [](const RunRecord& r) {
+    return r.selection.is_object() && r.selection.contains("runner") ? r.selection["runner"] : nlohmann::json();
+  };
+  const nlohmann::json ra = runner(a), rb = runner(b);
+  return ra.is_null() || rb.is_null() || ra == rb;
 }
 
 std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit) {
@@ -32,38 +57,80 @@ std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int 
   };
   for (auto& r : runs) {
     if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
-    if (r.id != cand.id && before(r) && r.status == RunStatus::Ok && r.suite == cand.suite && r.machine_key == cand.machine_key &&
-        r.branch == cand.branch && r.git_sha != cand.git_sha)
+    if (r.id != cand.id && before(r) && r.status == RunStatus::Ok && !r.partial && r.uuid != cand.confirms &&
+        r.suite == cand.suite &&
+        r.machine_key == cand.machine_key && r.branch == cand.branch && same_runner_options(r, cand))
       out.push_back(std::move(r));
   }
   return out;
 }
 
-std::optional<RunRecord> find_baseline(Store& store, const RunRecord& cand) {
-  auto runs = comparable_runs(store, cand, 1);
-  if (runs.empty()) return std::nullopt;
-  return std::move(runs.front());
+std::optional<Reference> find_reference(Store& store, const RunRecord& cand, int limit) {
+  Reference ref;
+  ref.runs = comparable_runs(store, cand, limit);
+  // The confirming re-runs of the suspect runs, by the uuid they re-ran (newest re-run first).
+  std::map<std::string, std::vector<int64_t>> reruns;
+  bool any_suspect = false;
+  for (const auto& r : ref.runs) any_suspect = any_suspect || !r.suspect.empty();
+  if (any_suspect) {
+    std::vector<RunRecord> all = store.list_runs();
+    sort_newest_first(all);
+    for (const auto& r : all)
+      if (!r.confirms.empty() && r.status != RunStatus::Running) reruns[r.confirms].push_back(r.id);
+  }
+  std::map<std::string, size_t> newest;  // case key -> index into ref.base.cases of its reference case
+  bool have_base = false;
+  for (const RunRecord& run : ref.runs) {
+    RunData data = store.load_run(run.id);
+    if (!run.suspect.empty()) {
+      ref.suspect.push_back(run);
+      const auto it = reruns.find(run.uuid);
+      if (it == reruns.end()) continue;  // nothing stands in for it: left out
+      std::map<std::string, CaseRecord> rerun;
+      for (const int64_t id : it->second)
+        for (auto& c : store.load_run(id).cases) rerun.try_emplace(case_pair_key(c), std::move(c));
+      for (auto& c : data.cases)
+        if (const auto r = rerun.find(case_pair_key(c)); r != rerun.end()) c = r->second;
+    }
+    bool has_ok = false;
+    for (const auto& c : data.cases) has_ok = has_ok || usable(c);
+    if (!has_ok) continue;  // every case skipped or failed: nothing to learn from this run
+    if (!have_base) {  // the newest run with an ok case names the cases of the reference
+      have_base = true;
+      ref.base.run = data.run;
+      for (size_t i = 0; i < data.cases.size(); ++i) {
+        newest.emplace(case_pair_key(data.cases[i]), i);
+        ref.base.cases.push_back(data.cases[i]);
+      }
+    }
+    for (auto& c : data.cases) {
+      if (!usable(c)) continue;
+      const std::string key = case_pair_key(c);
+      if (const auto it = newest.find(key); it != newest.end() && !usable(ref.base.cases[it->second]))
+        ref.base.cases[it->second] = c;  // a case not ok in the newest run: its newest ok one
+      for (const auto& s : c.summaries)
+        if (std::isfinite(s.stats.median) && s.stats.n > 0) ref.history[key + '\n' + s.metric].push_back(s.stats.median);
+    }
+  }
+  if (!have_base) return std::nullopt;
+  return ref;
 }
 
 std::string no_baseline_note(Store& store, const RunRecord& cand) {
-  int same_suite = 0;
+  int same_suite = 0, partial = 0, suspect = 0;
   for (const auto& r : store.list_runs())
-    if (r.id != cand.id && r.suite == cand.suite) ++same_suite;
-  return "no baseline yet: no earlier ok run of suite '" + cand.suite + "' on machine " +
-         (cand.machine_key.empty() ? std::string("(none recorded)") : cand.machine_key) + ", branch '" +
-         cand.branch + "', with a git sha other than " + (cand.git_sha.empty() ? "(none)" : cand.git_sha.substr(0, 10)) +
-         " (" + std::to_string(same_suite) + " other run(s) of that suite in " + store.path().string() + ")";
-}
-
-HistoryMedians history_medians(Store& store, const std::vector<RunRecord>& runs) {
-  std::vector<int64_t> ids;
-  for (const auto& r : runs) ids.push_back(r.id);
-  HistoryMedians out;
-  if (ids.empty()) return out;
-  for (const auto& p : store.load_metric_points(ids))
-    if (std::isfinite(p.median) && !p.throttled)
-      out[case_pair_key(p.workload, p.params_key, p.comm, p.ranks) + '\n' + p.metric].push_back(p.median);
-  return out;
+    if (r.id != cand.id && r.suite == cand.suite) {
+      ++same_suite;
+      partial += r.partial;
+      suspect += !r.suspect.empty();
+    }
+  const nlohmann::json runner =
+      cand.selection.is_object() && cand.selection.contains("runner") ? cand.selection["runner"] : nlohmann::json();
+  return "no baseline yet: no earlier ok, complete run of suite '" + cand.suite + "' with an ok case on machine " +
+         (cand.machine_key.empty() ? std::string("(none recorded)") : cand.machine_key) + ", branch '" + cand.branch +
+         "'" + (runner.is_null() ? std::string() : ", runner options " + dump_json(runner)) + " (" +
+         std::to_string(same_suite) + " other run(s) of that suite in " + store.path().string() + ", " +
+         std::to_string(partial) + " partial, " + std::to_string(suspect) + " suspect)";
 }
 
 std::vector<std::string> environment_differences(const RunRecord& base, const RunRecord& cand) {
@@ -74,6 +141,9 @@ std::vector<std::string> environment_differences(const RunRecord& base, const Ru
   differ("machine key", base.machine_key, cand.machine_key);
   differ("GPU driver", env_text(base.env, "libraries", "cuda_driver"), env_text(cand.env, "libraries", "cuda_driver"));
   differ("CUDA runtime", env_text(base.env, "libraries", "cuda_runtime"), env_text(cand.env, "libraries", "cuda_runtime"));
+  differ("NCCL", env_text(base.env, "libraries", "nccl"), env_text(cand.env, "libraries", "nccl"));
+  differ("GPUs", gpu_names(base.env), gpu_names(cand.env));
+  differ("kernel", env_text(base.env, "", "kernel"), env_text(cand.env, "", "kernel"));
   differ("build type", env_text(base.env, "", "build_type"), env_text(cand.env, "", "build_type"));
   differ("compiler flags", env_text(base.env, "", "compiler_flags"), env_text(cand.env, "", "compiler_flags"));
   return out;

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 
 #include "reports/case_names.hpp"
+#include "reports/detection_power.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -23,9 +25,6 @@ bool varies(const std::vector<double>& v) {
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   return v.size() >= 2 && *lo != *hi;
 }
-
-// Runs a history needs before its spread replaces CompareOptions::run_noise.
-constexpr int64_t kNoiseHistory = 5;
 
 // The largest relative change between consecutive runs of a history (in either direction): what two
 // runs of unchanged code on this machine have shown.
@@ -67,8 +66,6 @@ Verdict decide(const MetricComparison& m, const CompareOptions& o) {
   return beyond ? direction : Verdict::Noisy;
 }
 
-std::string case_key(const CaseRecord& c);
-
 MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, const std::string& name,
                                 const std::string& metric, const std::vector<double>& b, const std::vector<double>& c,
                                 const CompareOptions& o, const HistoryMedians& history) {
@@ -84,11 +81,25 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
         m.better = s.better;
       }
   m.primary = metric == base.primary_metric || metric == cand.primary_metric;  // the base's stays judged
+  m.base_run = base.run_id;
   m.base_n = static_cast<int64_t>(b.size());
   m.cand_n = static_cast<int64_t>(c.size());
   m.base_median = median(b);
   m.cand_median = median(c);
   m.significance = significance_for(b.size(), c.size(), o);
+  const auto hist = history.find(case_pair_key(cand) + '\n' + metric);
+  if (hist != history.end() && !hist->second.empty()) {
+    const std::vector<double>& h = hist->second;
+    m.history_n = static_cast<int64_t>(h.size());
+    m.history_mean = std::accumulate(h.begin(), h.end(), 0.0) / static_cast<double>(m.history_n);
+    m.reference = median(std::span<const double>(h.data(), static_cast<size_t>(std::min(m.history_n, kReferenceRuns))));
+    m.rel_noise = history_rel_sd(h);
+    CompareOptions rule = o;  // the two-run rule's floor is the measured noise once the history has enough runs
+    if (!o.history_t_test && m.history_n >= kTTestHistory) rule.run_noise = largest_run_to_run_change(h);
+    m.detectable = detectable_step(o.history_t_test ? m.history_n : 0, m.rel_noise, rule);
+    m.detectable_full =
+        detectable_step(o.history_t_test ? std::max<int64_t>(m.history_n, o.history_limit) : 0, m.rel_noise, rule);
+  }
   if (b == c) {  // A/A: exactly the same samples, whatever their number
     m.ratio = m.ci_lo = m.ci_hi = m.p_value = 1;
     m.verdict = Verdict::Same;
@@ -101,25 +112,20 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.p_value = mann_whitney_p(b, c);
   m.verdict = decide(m, o);
   m.throttled = base.throttled || cand.throttled;
-  const auto hist = history.find(case_key(cand) + '\n' + metric);
-  if (hist != history.end() && !hist->second.empty()) {
-    m.history_n = static_cast<int64_t>(hist->second.size());
-    m.history_mean = std::accumulate(hist->second.begin(), hist->second.end(), 0.0) / static_cast<double>(m.history_n);
-  }
   if (m.verdict != Verdict::Better && m.verdict != Verdict::Worse) return m;
   const bool up = m.cand_median > m.base_median;
   if (m.throttled) {
     m.why = "the GPU throttled";
-  } else if (m.history_n >= 2 && o.history_t_test) {
+  } else if (m.history_n >= kTTestHistory && o.history_t_test) {
     m.history_p = t_prediction_p(hist->second, m.cand_median, up);
-    const bool moved = (m.cand_median > m.history_mean) == up &&
-                       std::fabs(m.cand_median - m.history_mean) > o.threshold * std::fabs(m.history_mean);
+    const bool moved = (m.cand_median > m.reference) == up &&
+                       std::fabs(m.cand_median - m.reference) > o.threshold * std::fabs(m.reference);
     if (!(m.history_p < o.history_alpha) || !moved)
       m.why = "within the spread of the last " + std::to_string(m.history_n) + " runs (t-test p " +
-              std::to_string(m.history_p).substr(0, 5) + ")";
+              std::to_string(m.history_p).substr(0, 5) + (moved ? "" : ", within the threshold of the reference level") + ")";
   } else if (varies(b) || varies(c)) {
     // The machine's run-to-run noise: from the history when it has enough runs, else the assumed one.
-    const bool measured = m.history_n >= kNoiseHistory;
+    const bool measured = m.history_n >= kTTestHistory;
     const double floor = measured ? largest_run_to_run_change(hist->second) : o.run_noise;
     const double change = m.ratio >= 1 ? m.ratio - 1 : 1 / m.ratio - 1;  // measured as the floor is
     if (std::isfinite(m.ratio) && change <= floor)
@@ -131,14 +137,14 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   return m;
 }
 
-std::string case_key(const CaseRecord& c) { return case_pair_key(c.workload, c.params_key, c.comm, c.ranks); }
-
 }  // namespace
 
 std::string case_pair_key(const std::string& workload, const std::string& params_key, const std::string& comm,
                           int ranks) {
   return workload + '\n' + params_key + '\n' + comm + '\n' + std::to_string(ranks);
 }
+
+std::string case_pair_key(const CaseRecord& c) { return case_pair_key(c.workload, c.params_key, c.comm, c.ranks); }
 
 std::string_view to_string(Significance s) {
   switch (s) {
@@ -172,6 +178,13 @@ std::vector<CaseInRuns> Comparison::new_failures() const {
   return out;
 }
 
+std::vector<CaseInRuns> Comparison::missing_in_candidate() const {
+  std::vector<CaseInRuns> out;
+  for (const auto& c : only_base)
+    if (c.base_status == CaseStatus::Ok) out.push_back(c);
+  return out;
+}
+
 Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options,
                         const HistoryMedians& history) {
   if (!(options.threshold >= 0)) throw std::invalid_argument("compare: threshold must be >= 0");
@@ -184,7 +197,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   const std::vector<std::string> cand_names = case_display_names(cand.cases);
   // Cases with the same workload, params, communicator and ranks pair up in run order (first with first, second with second).
   std::map<std::string, std::vector<size_t>> cand_cases;  // key -> indices into cand.cases
-  for (size_t i = 0; i < cand.cases.size(); ++i) cand_cases[case_key(cand.cases[i])].push_back(i);
+  for (size_t i = 0; i < cand.cases.size(); ++i) cand_cases[case_pair_key(cand.cases[i])].push_back(i);
   std::map<std::string, size_t> used;
   // A case only in one run whose workload and params the other run has on another communicator or rank
   // count: its name says where it ran, or the two lists would show the same name.
@@ -196,7 +209,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   };
   for (size_t i = 0; i < base.cases.size(); ++i) {
     const CaseRecord& b = base.cases[i];
-    const std::string key = case_key(b);
+    const std::string key = case_pair_key(b);
     auto& candidates = cand_cases[key];
     size_t& next = used[key];
     if (next >= candidates.size()) {
@@ -220,7 +233,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   }
   for (size_t i = 0; i < cand.cases.size(); ++i) {
     const CaseRecord& c = cand.cases[i];
-    const std::string key = case_key(c);
+    const std::string key = case_pair_key(c);
     if (used[key] < cand_cases[key].size() && cand_cases[key][used[key]] == i) {
       ++used[key];
       cmp.only_cand.push_back({c.workload, c.params_key, std::nullopt, c.status, where(base.cases, c, cand_names[i])});

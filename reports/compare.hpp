@@ -24,12 +24,14 @@
 // call a between-run shift significant that repeated runs show to be noise. A better/worse verdict
 // therefore also has to clear the run-to-run noise, else it becomes "noisy" (MetricComparison::why):
 //   - throttled: when the GPU throttled during either case (CaseRecord::throttled), never better/worse;
-//   - with a history (compare --history N: the medians h_1..h_n of the case in the N newest comparable
-//     runs, n >= 2), Bencher's t-test threshold: t = (median(cand) - mean(h)) / (sd(h) * sqrt(1 + 1/n)),
-//     one-sided p from Student's t with n - 1 degrees of freedom in the direction of the change; the
-//     verdict stands only when p < CompareOptions::history_alpha (0.01: Bencher's upper boundary 0.99)
-//     and median(cand) differs from mean(h) by more than the threshold;
-//   - without the t-test (no history, or history_t_test false), a minimum effect size for metrics that
+//   - with a history (compare --history N: the medians h_1..h_n of the case in the N newest clean
+//     comparable runs, newest first, n >= kTTestHistory), Bencher's t-test threshold:
+//     t = (median(cand) - mean(h)) / (sd(h) * sqrt(1 + 1/n)), one-sided p from Student's t with n - 1
+//     degrees of freedom in the direction of the change; the verdict stands only when
+//     p < CompareOptions::history_alpha (0.01: Bencher's upper boundary 0.99) and median(cand) differs by
+//     more than the threshold from the reference level: the median of the newest kReferenceRuns of h;
+//   - without the t-test (no history, a history shorter than kTTestHistory: the two-run rule, not "noisy",
+//     or history_t_test false), a minimum effect size for metrics that
 //     vary within a run (timings, bandwidths: not scores or counts that every sample repeats): |ratio - 1|
 //     (max(ratio, 1/ratio) - 1) must exceed the machine's run-to-run noise: the largest such change
 //     between consecutive runs of the history (what unchanged code has shown on this machine) when it
@@ -46,16 +48,22 @@
 
 namespace mlsb::reports {
 
+/// Runs of history the t-test needs; a shorter history falls back to the two-run rule (and measures no noise).
+constexpr int64_t kTTestHistory = 5;
+/// Runs whose medians' median is a case's reference level (the newest of the history).
+constexpr int64_t kReferenceRuns = 5;
+
 struct CompareOptions {
   double threshold = 0.05;  ///< relative change of the median (0.05 = 5%) below which a metric is "same"
   double alpha = 0.05;      ///< significance level of the Mann-Whitney U test
   double history_alpha = 0.01;  ///< level of the one-sided t-test against the history (compare --history)
   double run_noise = 0.25;  ///< relative change that repeated runs show without any change (used without a history)
   bool history_t_test = true;  ///< false: the history only measures the run-to-run noise (plain two-run compare)
+  int history_limit = 30;  ///< runs of history the gate reads at most: the second figure of the detectable step
 };
 
-/// The medians of each case and metric over earlier runs (compare --history N), keyed by
-/// case_pair_key(...) + '\n' + metric; see Store::load_metric_points and history_medians().
+/// The medians of each case and metric over earlier runs (compare --history N), newest first, keyed by
+/// case_pair_key(...) + '\n' + metric; see find_reference() in reports/baseline.hpp.
 using HistoryMedians = std::map<std::string, std::vector<double>>;
 
 enum class Verdict { Better, Worse, Same, Noisy };
@@ -83,6 +91,13 @@ struct MetricComparison {
   double history_p = NAN;      ///< the t-test's one-sided p-value (NaN without a history of 2 or more)
   bool throttled = false;      ///< the GPU throttled during the base or candidate case
   std::string why;             ///< why a change beyond the threshold is "noisy" ("" otherwise)
+  int64_t base_run = 0;        ///< the store id of the run the base case came from (0: not from a store)
+  double reference = NAN;      ///< the reference level: median of the newest kReferenceRuns history medians
+  double rel_noise = NAN;      ///< the history's run-to-run noise: sd / |mean| of its medians (NaN below 2)
+  /// The smallest worse step the rule catches with 95% probability (reports/detection_power.hpp) with
+  /// this history (detectable) and with history_limit runs of the same noise (detectable_full); NaN
+  /// without a noise estimate (fewer than 2 history runs).
+  double detectable = NAN, detectable_full = NAN;
 };
 
 /// A case named by workload and params, with its status in each run (nullopt when absent from that run).
@@ -104,12 +119,16 @@ struct Comparison {
   bool has_regression(bool primary_only = true) const;
   /// Cases that were ok in the base but failed or timed out in the candidate.
   std::vector<CaseInRuns> new_failures() const;
+  /// Cases that were ok in the base and are absent from the candidate.
+  std::vector<CaseInRuns> missing_in_candidate() const;
 };
 
 /// The key that pairs cases across runs: workload, params, communicator and rank count (cases on another
 /// communicator or rank count measure something else and never pair).
 std::string case_pair_key(const std::string& workload, const std::string& params_key, const std::string& comm,
                           int ranks);
+/// The same for a stored case.
+std::string case_pair_key(const CaseRecord& c);
 
 /// Compares `cand` against `base`. Throws std::invalid_argument for threshold < 0 or alpha outside (0, 1).
 /// `history` (optional) gives the t-test its medians; a metric without an entry there (or with fewer than 2)

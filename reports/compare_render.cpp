@@ -25,7 +25,7 @@ bool any_history(const Comparison& cmp) {
 
 std::vector<std::string> header(const Comparison& cmp) {
   std::vector<std::string> h{"case", "metric", "base", "cand", "ratio", "95% CI", "p", "verdict"};
-  if (any_history(cmp)) h.insert(h.end() - 1, {"history", "hist p"});
+  if (any_history(cmp)) h.insert(h.end() - 1, {"reference", "hist p"});
   return h;
 }
 
@@ -70,7 +70,7 @@ std::vector<std::vector<std::string>> rows(const Comparison& cmp, const std::vec
                    std::string(to_string(m.verdict)) + (tested ? "" : " (n=1)") + (m.why.empty() ? "" : ": " + m.why)});
     if (history)
       out.back().insert(out.back().end() - 1,
-                        {m.history_n ? fmt_num(m.history_mean) + unit + " (n=" + std::to_string(m.history_n) + ")" : kNoEstimate,
+                        {m.history_n ? fmt_num(m.reference) + unit + " (n=" + std::to_string(m.history_n) + ")" : kNoEstimate,
                          std::isfinite(m.history_p) ? fmt_num(m.history_p, 3) : kNoEstimate});
   }
   return out;
@@ -113,6 +113,24 @@ std::string settings(const Comparison& cmp) {
          "; * marks the primary metric";
 }
 
+// What the gate can see, a line per primary metric with a noise estimate: the smallest worse step it catches
+// with 95% probability with the history it has and with a full one (reports/detection_power.hpp).
+std::vector<std::string> power_lines(const Comparison& cmp) {
+  std::vector<std::string> out;
+  for (const auto& m : cmp.metrics) {
+    if (!m.primary || !std::isfinite(m.detectable)) continue;
+    const bool t_test = cmp.options.history_t_test;
+    std::string line = m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) + "% with " +
+                       std::to_string(m.history_n) + (m.history_n == 1 ? " run" : " runs") + " of history";
+    if (t_test && m.history_n < kTTestHistory)
+      line += " (the two-run rule until " + std::to_string(kTTestHistory) + ")";
+    if (t_test && m.history_n < cmp.options.history_limit && std::isfinite(m.detectable_full))
+      line += ", >= " + fmt_num(100 * m.detectable_full, 2) + "% with " + std::to_string(cmp.options.history_limit);
+    out.push_back(line + " (run-to-run noise " + fmt_num(100 * m.rel_noise, 2) + "%)");
+  }
+  return out;
+}
+
 // Terminal columns a cell takes: its UTF-8 code points (the cells hold no wide characters).
 size_t columns(const std::string& s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
@@ -147,6 +165,10 @@ std::string comparison_text(const Comparison& cmp) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
+  if (const auto power = power_lines(cmp); !power.empty()) {
+    out += "\nWhat the gate can see (a worse step caught with 95% probability):\n";
+    for (const auto& p : power) out += "  " + p + "\n";
+  }
   const std::string note = untested_note(cmp);
   return out + "\n" + (note.empty() ? "" : note + "\n") + tally(cmp) + "\n";
 }
@@ -169,20 +191,26 @@ std::string comparison_json(const Comparison& cmp) {
                        {"ci_lo", json_number(m.ci_lo)}, {"ci_hi", json_number(m.ci_hi)}, {"p_value", json_number(m.p_value)},
                        {"verdict", to_string(m.verdict)}, {"significance", to_string(m.significance)},
                        {"why", m.why}, {"throttled", m.throttled}, {"history_n", m.history_n},
-                       {"history_mean", json_number(m.history_mean)}, {"history_p", json_number(m.history_p)}});
+                       {"history_mean", json_number(m.history_mean)}, {"history_p", json_number(m.history_p)},
+                       {"base_run", m.base_run}, {"reference", json_number(m.reference)},
+                       {"rel_noise", json_number(m.rel_noise)}, {"detectable", json_number(m.detectable)},
+                       {"detectable_full", json_number(m.detectable_full)}});
   ojson worse = ojson::array();  // full case ids, as `run --filter` matches them
   for (const auto& m : cmp.metrics)
     if (m.primary && m.verdict == Verdict::Worse) {
       const std::string id = m.workload + "/" + m.params_key;
       if (std::find(worse.begin(), worse.end(), id) == worse.end()) worse.push_back(id);
     }
-  const auto run = [](const RunRecord& r) { return ojson{{"id", r.id}, {"uuid", r.uuid}, {"suite", r.suite}}; };
+  const auto run = [](const RunRecord& r) {
+    return ojson{{"id", r.id}, {"uuid", r.uuid}, {"suite", r.suite}, {"git_sha", r.git_sha}};
+  };
   const ojson out = {{"schema", "mlsysbench.compare/1"},
                      {"base", run(cmp.base)},
                      {"cand", run(cmp.cand)},
                      {"threshold", cmp.options.threshold},
                      {"alpha", cmp.options.alpha},
                      {"run_noise", cmp.options.run_noise},
+                     {"history_limit", cmp.options.history_limit},
                      {"regression", cmp.has_regression()},
                      {"worse_cases", std::move(worse)},
                      {"metrics", std::move(metrics)},
@@ -225,6 +253,11 @@ std::string comparison_md(const Comparison& cmp, bool all) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
+  if (const auto power = power_lines(cmp); !power.empty()) {
+    out += "\n<details><summary>What the gate can see (a worse step caught with 95% probability)</summary>\n\n";
+    for (const auto& p : power) out += "- " + md_escape(p) + "\n";
+    out += "\n</details>\n";
+  }
   const std::string note = untested_note(cmp);
   return out + "\n" + (note.empty() ? "" : md_escape(note) + "\n\n") + tally(cmp) + "\n";
 }
@@ -262,6 +295,11 @@ std::string comparison_html(const Comparison& cmp, bool all) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
+  if (const auto power = power_lines(cmp); !power.empty()) {
+    out += "<h2>What the gate can see</h2><p>A worse step caught with 95% probability:</p><ul>";
+    for (const auto& p : power) out += "<li>" + html_escape(p) + "</li>";
+    out += "</ul>\n";
+  }
   if (const std::string note = untested_note(cmp); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";
   out += "</body></html>\n";
   return out;

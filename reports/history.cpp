@@ -134,7 +134,8 @@ History load_history(Store& store, const HistoryQuery& q) {
     s.primary = p.metric == p.primary_metric;
     if (s.unit != p.unit) s.unit = p.unit;
     s.better = p.better;
-    s.points.push_back({run_index.at(p.run_id), p.median, p.ci_lo, p.ci_hi, p.n, p.throttled});
+    const size_t run = run_index.at(p.run_id);
+    s.points.push_back({run, p.median, p.ci_lo, p.ci_hi, p.n, p.throttled, h.runs[run].partial || !h.runs[run].suspect.empty()});
     CaseRecord& c = named[series_case[it->second]];
     if (c.label != p.label) c.label = p.label;
   }
@@ -158,7 +159,7 @@ void detect_history(History& h, const StepOptions& options) {
     s.fitted.clear();
     for (size_t i = 0; i < s.points.size(); ++i) {
       const HistoryPoint& p = s.points[i];
-      if (p.throttled || !std::isfinite(p.median)) continue;
+      if (p.throttled || p.unclean || !std::isfinite(p.median)) continue;
       s.fitted.push_back(i);
       values.push_back(p.median);
       ci_half.push_back(p.n >= 2 ? (p.ci_hi - p.ci_lo) / 2 : NAN);
@@ -172,9 +173,9 @@ std::vector<HistoryRegression> standing_regressions(const History& h, bool prima
   for (const auto& s : h.series) {
     if (primary_only && !s.primary) continue;
     for (const Step* st : s.analysis.regressions()) {
-      const HistoryPoint& first = s.points[s.fitted[st->at]];
-      const HistoryPoint& before = s.points[s.fitted[st->at - 1]];
-      out.push_back({&s, st, &h.runs[first.run], &h.runs[before.run]});
+      const auto run = [&](size_t fitted) { return &h.runs[s.points[s.fitted[fitted]].run]; };
+      if (st->drift) out.push_back({&s, st, run(st->begin), run(st->begin), run(st->end - 1)});
+      else out.push_back({&s, st, run(st->at), run(st->at - 1), nullptr});
     }
   }
   return out;

@@ -27,6 +27,7 @@ struct HistoryPoint {
   double median = 0, ci_lo = 0, ci_hi = 0;
   int64_t n = 0;
   bool throttled = false;  ///< left out of step detection
+  bool unclean = false;    ///< its run is partial or suspect (RunRecord): shown, left out of step detection
 };
 
 /// One case (paired as compare pairs cases: workload, params, communicator, ranks) and metric.
@@ -54,15 +55,17 @@ struct History {
 /// filter or metric that matches no case.
 History load_history(Store& store, const HistoryQuery& query);
 
-/// Runs detect_steps on every series (throttled points left out), with `options`.
+/// Runs detect_steps on every series (throttled points and those of partial or suspect runs left out),
+/// with `options`.
 void detect_history(History& history, const StepOptions& options);
 
 /// A standing regression of a primary metric, for the exit status and the message.
 struct HistoryRegression {
   const HistorySeries* series = nullptr;
   const Step* step = nullptr;
-  const RunRecord* first_run = nullptr;  ///< the first run of the new level
-  const RunRecord* last_good = nullptr;  ///< the run before it
+  const RunRecord* first_run = nullptr;  ///< the first run of the new level (of a drift: its first run)
+  const RunRecord* last_good = nullptr;  ///< the run before it (of a drift: its first run too)
+  const RunRecord* drift_end = nullptr;  ///< a drift's last run; nullptr for a step
 };
 std::vector<HistoryRegression> standing_regressions(const History& history, bool primary_only = true);
 

@@ -33,6 +33,11 @@ std::string heading(const History& h) {
 // "case metric: +12.3% from run 37 (2026-12-01, git abc -> def): 1.23 -> 1.38 ms".
 std::string regression_line(const HistoryRegression& r) {
   const HistorySeries& s = *r.series;
+  if (r.drift_end)  // "case metric: drift +18% over runs 20..80 (git abc -> def): 1.00 -> 1.18 ms"
+    return s.name + " " + s.metric + ": drift " + signed_percent(r.step->change) + " over runs " +
+           std::to_string(r.first_run->id) + ".." + std::to_string(r.drift_end->id) + " (git " + sha10(*r.first_run) +
+           " -> " + sha10(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " + fmt_num(r.step->after) +
+           (s.unit.empty() ? "" : " " + s.unit);
   return s.name + " " + s.metric + ": " + signed_percent(r.step->change) + " from run " +
          std::to_string(r.first_run->id) + " (" + format_utc(r.first_run->started_at) + " UTC, git " +
          sha10(*r.last_good) + " -> " + sha10(*r.first_run) + "): " + fmt_num(r.step->before) + " -> " +
@@ -99,10 +104,12 @@ std::string render_json(const History& h) {
       for (const auto& l : s.analysis.levels)
         levels.push_back({{"first_run_id", run_id(l.begin)}, {"last_run_id", run_id(l.end - 1)},
                           {"value", json_number(l.value)}, {"noise", json_number(l.noise)}});
-      for (const auto& st : s.analysis.steps)
+      for (const auto& st : s.analysis.steps) {
         steps.push_back({{"run_id", run_id(st.at)}, {"before", json_number(st.before)}, {"after", json_number(st.after)},
                          {"change", json_number(st.change)}, {"worse", st.worse}, {"significant", st.significant},
-                         {"standing", st.standing}});
+                         {"standing", st.standing}, {"drift", st.drift}});
+        if (st.drift) steps.back()["first_run_id"] = run_id(st.begin), steps.back()["last_run_id"] = run_id(st.end - 1);
+      }
       entry["detection"] = {{"enough_history", s.analysis.enough_history}, {"noise", json_number(s.analysis.noise)},
                             {"levels", std::move(levels)}, {"steps", std::move(steps)}};
     }
@@ -112,12 +119,14 @@ std::string render_json(const History& h) {
                {"branch", h.branch}, {"runs", std::move(runs)}, {"series", std::move(series)}};
   if (h.detected) {
     ojson regs = ojson::array();
-    for (const auto& r : standing_regressions(h))
+    for (const auto& r : standing_regressions(h)) {
       regs.push_back({{"workload", r.series->workload}, {"params_key", r.series->params_key}, {"name", r.series->name},
                       {"metric", r.series->metric}, {"first_run_id", r.first_run->id},
                       {"git_before", r.last_good->git_sha}, {"git_after", r.first_run->git_sha},
                       {"before", json_number(r.step->before)}, {"after", json_number(r.step->after)},
-                      {"change", json_number(r.step->change)}});
+                      {"change", json_number(r.step->change)}, {"drift", r.drift_end != nullptr}});
+      if (r.drift_end) regs.back()["last_run_id"] = r.drift_end->id;
+    }
     out["options"] = {{"threshold", h.options.threshold}, {"min_level", h.options.min_level},
                       {"penalty", h.options.penalty}, {"noise_factor", h.options.noise_factor}};
     out["regressions"] = std::move(regs);
@@ -172,7 +181,8 @@ std::string render_html(const History& h) {
         if (!st.significant) continue;
         const RunRecord& r = h.runs[s.points[s.fitted[st.at]].run];
         steps.push_back({s.fitted[st.at], st.standing,
-                         (st.standing ? "regression " : st.worse ? "worse (not standing) " : "better ") +
+                         std::string(st.standing ? "regression " : st.worse ? "worse (not standing) " : "better ") +
+                             (st.drift ? "drift " : "") +
                              signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + sha10(r)});
       }
     }

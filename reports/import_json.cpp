@@ -94,6 +94,12 @@ RunRecord read_run(const Field& run, const Field& env) {
   if (run.has("machine_key")) r.machine_key = run["machine_key"].str();
   if (run.has("branch")) r.branch = run["branch"].str();
   if (run.has("ci")) r.ci = run["ci"].object();
+  if (run.has("selection")) r.selection = run["selection"].object();
+  // A report written before "partial" existed: a run made with --filter holds part of its plan.
+  r.partial = run.has("partial") ? run["partial"].flag()
+                                 : r.argv.find(" --filter ") != std::string::npos || r.argv.find(" --filter=") != std::string::npos;
+  if (run.has("suspect")) r.suspect = run["suspect"].str();
+  if (run.has("confirms")) r.confirms = run["confirms"].str();
   return r;
 }
 

@@ -25,6 +25,7 @@ struct SummaryRow {
 /// One case's outcome.
 struct CaseRecord {
   int64_t id = 0;  ///< assigned by the store
+  int64_t run_id = 0;  ///< the run it belongs to (set by Store::load_run; 0 for a case not read from a store)
   std::string workload;
   nlohmann::json params = nlohmann::json::object();  ///< {"axis": value}
   std::string params_key;                             ///< canonical "a=1,b=x"
@@ -71,6 +72,18 @@ struct RunRecord {
   int64_t pid = 0;     ///< the process that ran it (0: unknown, runs stored before schema 3 or imported)
   std::string host;    ///< the host that process ran on
   std::string reason;  ///< why the run ended as it did, when not plain (a process gone while running)
+  /// What the run was told beyond its suite: {"filter": RE or "", "params": {axis: [values]} (the -p
+  /// overrides), "runner": {"repetitions", "warmup", "max_time_s", "timeout_s": the runner options given,
+  /// null where not}}. {} for runs stored before schema 4 (unknown: they match any selection).
+  nlohmann::json selection = nlohmann::json::object();
+  /// The run holds only some of its plan's cases (made with --filter, or a confirming re-run): never a
+  /// reference for a later run (reports/baseline.hpp).
+  bool partial = false;
+  /// Why the run is suspect ("" = it is not): a nightly whose "worse" its confirming re-run did not
+  /// reproduce. A suspect run is kept and shown but is no reference; its confirming re-run stands in for it.
+  std::string suspect;
+  /// The uuid of the run this one re-ran to confirm a regression (`run --confirms`); "" for other runs.
+  std::string confirms;
 };
 
 struct RunData {
@@ -81,6 +94,7 @@ struct RunData {
 /// One metric's summary of one ok case of a run (Store::load_metric_points): a point of a history.
 struct MetricPoint {
   int64_t run_id = 0;
+  int64_t case_id = 0;
   std::string workload, params_key, label, backend, comm, primary_metric;
   int ranks = 1;
   bool throttled = false;

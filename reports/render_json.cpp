@@ -74,7 +74,11 @@ std::string render_json(const RunData& data) {
         {"git", {{"sha", r.git_sha}, {"dirty", r.git_dirty}}},
         {"machine_key", r.machine_key},
         {"branch", r.branch},
-        {"ci", ojson::parse(dump_json(r.ci))}}},
+        {"ci", ojson::parse(dump_json(r.ci))},
+        {"selection", ojson::parse(dump_json(r.selection))},
+        {"partial", r.partial},
+        {"suspect", r.suspect},
+        {"confirms", r.confirms}}},
       {"env", ojson::parse(dump_json(r.env))},
       {"cases", std::move(cases)}};
   return dump_json(report, 2) + "\n";

@@ -31,6 +31,11 @@ std::string format_duration(const RunRecord& r) {
   return buf;
 }
 
+// The status with what keeps the run from being a reference: "ok/partial", "ok/suspect".
+std::string status_label(const RunRecord& r) {
+  return status_name(r.status) + (!r.suspect.empty() ? "/suspect" : r.partial ? "/partial" : "");
+}
+
 }  // namespace
 
 std::string format_utc(double unix_seconds) {
@@ -51,7 +56,7 @@ std::string format_run_list(const std::vector<RunSummary>& runs) {
   for (const auto& [r, counts] : runs) {
     std::snprintf(line, sizeof line, "%-6lld %-8s %-19s %-8s %-11s %4lld %6lld %5lld %-16s %-14s %s\n",
                   static_cast<long long>(r.id), r.uuid.substr(0, 8).c_str(), format_utc(r.started_at).c_str(),
-                  format_duration(r).c_str(), status_name(r.status).c_str(), static_cast<long long>(counts.ok),
+                  format_duration(r).c_str(), status_label(r).c_str(), static_cast<long long>(counts.ok),
                   static_cast<long long>(counts.failed), static_cast<long long>(counts.other), r.suite.c_str(),
                   git_label(r).c_str(), join(r.tags, ",").c_str());
     o << line;
@@ -65,7 +70,10 @@ std::string format_run_detail(const RunData& d) {
   std::ostringstream o;
   o << "run " << r.id << "  " << r.uuid << "\n"
     << "  suite:    " << r.suite << "\n"
-    << "  status:   " << r.status << (r.reason.empty() ? "" : "  — " + r.reason) << "\n"
+    << "  status:   " << r.status << (r.reason.empty() ? "" : "  — " + r.reason) << "\n";
+  if (r.partial) o << "  partial:  yes (holds part of its plan" << (r.confirms.empty() ? "" : "; re-runs " + r.confirms) << "): no reference\n";
+  if (!r.suspect.empty()) o << "  suspect:  " << r.suspect << "\n";
+  o << "  selection: " << dump_json(r.selection) << "\n"
     << "  process:  " << (r.pid > 0 ? std::to_string(r.pid) + " on " + r.host : "-") << "\n"
     << "  started:  " << format_utc(r.started_at) << " UTC\n"
     << "  finished: " << (r.finished_at > 0 ? format_utc(r.finished_at) + " UTC" : "-") << "\n"

@@ -88,11 +88,61 @@ struct Series {
   }
 };
 
+// A least-squares line y = a + b t over runs [begin, end).
+struct Line {
+  double a = 0, b = 0;
+  double at(double t) const { return a + b * t; }
+};
+Line fit_line(std::span<const double> y, size_t begin, size_t end) {
+  const double m = static_cast<double>(end - begin);
+  double st = 0, sy = 0;
+  for (size_t k = begin; k < end; ++k) st += static_cast<double>(k), sy += y[k];
+  const double tm = st / m, ym = sy / m;
+  double num = 0, den = 0;
+  for (size_t k = begin; k < end; ++k) {
+    const double dt = static_cast<double>(k) - tm;
+    num += dt * (y[k] - ym);
+    den += dt * dt;
+  }
+  const double b = den > 0 ? num / den : 0;
+  return {ym - b * tm, b};
+}
+
+// Steps first..last (indices of the levels after each step) that form one drift.
+struct Drift {
+  size_t first = 0, last = 0;
+  Step step;
+};
+
 double mad_sigma(std::vector<double> v) {
   if (v.empty()) return 0;
   const double m = median(v);
   for (double& x : v) x = std::fabs(x - m);
   return 1.4826 * median(v);
+}
+
+// The noise floor of a quantised series (half of its resolution), or 0 for a series that is not. A series
+// is quantised when it takes at most half as many distinct values as it has runs (a coarse clock, counts):
+// then most first differences are 0 and their MAD would call it noiseless. Its resolution is the median gap
+// between its sorted distinct values; a series flickering between neighbouring values has a noise of half
+// of it, so a one-quantum move stays within noise_factor sigmas and is no step.
+double quantised_floor(std::span<const double> values) {
+  std::vector<double> v(values.begin(), values.end());
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (v.size() < 2 || 2 * v.size() > values.size()) return 0;
+  std::vector<double> gaps;
+  for (size_t i = 1; i < v.size(); ++i) gaps.push_back(v[i] - v[i - 1]);
+  return median(gaps) / 2;
+}
+
+// The noise of a run's median as its own samples show it (the median of the runs' 95% CI half-widths over
+// 1.96): runs cannot agree more closely than each run measures.
+double within_run_floor(std::span<const double> ci_half) {
+  std::vector<double> known;
+  for (const double h : ci_half)
+    if (std::isfinite(h) && h >= 0) known.push_back(h);
+  return known.empty() ? 0 : median(known) / 1.96;
 }
 
 }  // namespace
@@ -123,7 +173,8 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
   std::vector<double> diffs;
   for (size_t i = 1; i < n; ++i) diffs.push_back(values[i] - values[i - 1]);
   const double scale = std::fabs(median(values));
-  s.sigma = std::max({mad_sigma(diffs) / std::sqrt(2.0), 1e-6 * scale, 1e-300});
+  const double resolution = quantised_floor(values);
+  s.sigma = std::max({mad_sigma(diffs) / std::sqrt(2.0), 1e-6 * scale, resolution, within_run_floor(ci_half), 1e-300});
   out.noise = s.sigma;
   if (!ci_half.empty()) {
     double sum = 0;
@@ -187,12 +238,51 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
                                                                 values.begin() + static_cast<std::ptrdiff_t>(l.end))));
     out.levels.push_back(l);
   }
+  // Two levels differ beyond the noise when their values (medians: standard error 1.2533 sigma / sqrt(runs))
+  // are noise_factor standard errors of their difference apart.
   const auto beyond = [&](const Level& a, const Level& b) {
     const double d = std::fabs(b.value - a.value);
-    return d > o.threshold * std::fabs(a.value) && d > o.noise_factor * std::max(a.noise, b.noise);
+    const double se = 1.2533 * std::sqrt(a.noise * a.noise / static_cast<double>(a.end - a.begin) +
+                                         b.noise * b.noise / static_cast<double>(b.end - b.begin));
+    return d > o.threshold * std::fabs(a.value) && d > o.noise_factor * se && d > 2 * resolution;
   };
   const auto is_worse = [&](double from, double to) { return better == Better::Lower ? to > from : to < from; };
   const Level& newest = out.levels.back();
+  std::vector<Drift> drifts;
+  // Consecutive steps in one direction over which a line fits as well as the levels: one drift.
+  for (size_t i = 1; i < out.levels.size();) {
+    size_t j = i;  // levels[i - 1 .. j] step in one direction
+    const bool up = out.levels[i].value > out.levels[i - 1].value;
+    while (j + 1 < out.levels.size() && (out.levels[j + 1].value > out.levels[j].value) == up) ++j;
+    if (j > i) {
+      const size_t b = out.levels[i - 1].begin, e = out.levels[j].end;
+      const Line line = fit_line(values, b, e);
+      std::vector<double> by_line, by_levels;
+      for (size_t k = b, l = i - 1; k < e; ++k) {
+        if (k >= out.levels[l].end) ++l;
+        by_line.push_back(values[k] - line.at(static_cast<double>(k)));
+        by_levels.push_back(values[k] - out.levels[l].value);
+      }
+      if (mad_sigma(by_line) <= mad_sigma(by_levels)) {
+        Step st;
+        st.drift = true;
+        st.begin = b, st.end = e, st.at = out.levels[i].begin;
+        st.before = line.at(static_cast<double>(b));
+        st.after = line.at(static_cast<double>(e - 1));
+        st.change = st.before != 0 ? st.after / st.before - 1 : NAN;
+        st.worse = is_worse(st.before, st.after);
+        // The line's change over m runs has a standard error of sigma * sqrt(12 (m - 1) / (m (m + 1))).
+        const double m = static_cast<double>(e - b);
+        const double d = std::fabs(st.after - st.before);
+        st.significant = d > o.threshold * std::fabs(st.before) &&
+                         d > o.noise_factor * s.sigma * std::sqrt(12 * (m - 1) / (m * (m + 1)));
+        st.standing = st.worse && st.significant && is_worse(st.before, newest.value) &&
+                      std::fabs(newest.value - st.before) > o.threshold * std::fabs(st.before);
+        drifts.push_back({i, j, st});
+      }
+    }
+    i = j + 1;
+  }
   for (size_t i = 1; i < out.levels.size(); ++i) {
     const Level &a = out.levels[i - 1], &b = out.levels[i];
     Step st;
@@ -203,7 +293,9 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
     st.worse = is_worse(a.value, b.value);
     st.significant = beyond(a, b);
     st.standing = st.worse && st.significant && is_worse(a.value, newest.value) && beyond(a, newest);
-    out.steps.push_back(st);
+    const auto in = std::find_if(drifts.begin(), drifts.end(), [&](const Drift& d) { return i >= d.first && i <= d.last; });
+    if (in == drifts.end()) out.steps.push_back(st);
+    else if (i == in->first) out.steps.push_back(in->step);  // the drift stands for its steps
   }
   return out;
 }

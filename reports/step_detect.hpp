@@ -14,7 +14,7 @@ struct StepOptions {
   double threshold = 0.05;   ///< relative change of the level below which a step is no regression
   size_t min_level = 2;      ///< runs a level needs: a single-run spike is never a level
   double penalty = 4.0;      ///< beta in gamma = beta * log(n), in units of the series' noise (see detect_steps)
-  double noise_factor = 2.0; ///< a step must exceed this many noise sigmas of both of its levels
+  double noise_factor = 4.0; ///< a step must exceed this many standard errors of its levels' difference
 };
 
 /// A constant level of the fit over runs [begin, end) of the series.
@@ -33,6 +33,11 @@ struct Step {
   bool significant = false; ///< beyond the threshold and noise_factor sigmas of both levels
   bool standing = false;    ///< worse, significant, and the newest level is still worse than `before`
                             ///< by more than the threshold and the noise: a regression to report
+  /// A drift: several steps in one direction over which a straight line fits at least as well as the levels
+  /// (detect_steps). Then `at` is the first run after its first level, `end` one past its last run, and
+  /// before/after/change are the line's values at its first and last run: the drift's real size.
+  bool drift = false;
+  size_t begin = 0, end = 0;  ///< a drift's runs [begin, end) (both 0 for a step)
 };
 
 struct StepAnalysis {
@@ -46,9 +51,15 @@ struct StepAnalysis {
 
 /// Fits levels to `values` (one per run, in run order; e.g. each run's median) and classifies the steps.
 ///   - noise sigma: 1.4826 * MAD of the first differences / sqrt(2) (robust to the steps themselves),
-///     at least 1e-6 of the series' median magnitude;
+///     at least 1e-6 of the series' median magnitude, the median of ci_half / 1.96 (the noise of a run's
+///     median as its own samples show it), and, for a quantised series (at most n/2 distinct values: a
+///     coarse clock, counts), half of its resolution (the median gap between its distinct values);
 ///   - weights w_i = 1 / max(ci_half_i, sigma / 4), normalised to mean 1 (a run with a wide CI of its
 ///     median counts less); `ci_half` may be empty (all weights 1) or hold NaN for unknown;
+///   - a step is significant when it exceeds the threshold and noise_factor standard errors of the
+///     difference of its two levels' medians (1.2533 sigma / sqrt(runs) each, sigma the level's noise);
+///   - a drift: two or more consecutive steps in one direction whose runs a least-squares line fits at least
+///     as well as the levels (MAD of residuals) become one Step with drift set, sized by the line;
 ///   - fit: minimise sum_i w_i |y_i - level(i)| / sigma + gamma * (number of levels - 1) over levels of
 ///     at least min_level runs, gamma = penalty * ln(n), by seeded binary segmentation followed by
 ///     merging neighbours while that lowers the objective (an approximate solver of asv's Potts

@@ -44,12 +44,17 @@ namespace {
 
 // A file whose permission bits grant nobody write access is read-only even for root, who would
 // otherwise bypass the mode and silently write to a file the user protected.
-void require_writable(const std::filesystem::path& path) {
+bool may_write(const std::filesystem::path& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return;  // absent: SQLite creates it (or reports why it cannot)
-  if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+  if (::stat(path.c_str(), &st) != 0) return true;  // absent: SQLite creates it (or reports why it cannot)
+  return (st.st_mode & 0222) != 0 && ::access(path.c_str(), W_OK) == 0;
+}
+
+void require_writable(const std::filesystem::path& path) {
+  if (!may_write(path))
     throw StoreError(path.string() + " is read-only; cannot open it for writing (use a writable copy or --db)");
 }
+
 
 // An empty path would open a temporary database and a directory fails only after the busy timeout:
 // reject both at once.
@@ -87,16 +92,38 @@ RunRecord read_run_row(const Stmt& s) {
   r.pid = s.col_int(15);
   r.host = s.col_text(16);
   r.reason = s.col_text(17);
+  r.selection = nlohmann::json::parse(s.col_text(18));
+  r.partial = s.col_int(19) != 0;
+  r.suspect = s.col_text(20);
+  r.confirms = s.col_text(21);
   return r;
 }
 
 // The runs columns read_run_row expects, in order.
 constexpr const char* kRunColumns =
     "id, uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, env_json, "
-    "machine_key, branch, ci_json, pid, host, reason";
-constexpr int kRunColumnCount = 18;
+    "machine_key, branch, ci_json, pid, host, reason, selection_json, partial, suspect, confirms";
+constexpr int kRunColumnCount = 22;
 
 constexpr std::chrono::milliseconds kBusyTimeout{10'000};  // how long a writer waits for another's lock
+
+// Migrates the store at `path` on a connection of its own (a reader's connection is read-only).
+void migrate_on_the_side(const std::filesystem::path& path) {
+  sqlite3* rw = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    const std::string msg = rw ? sqlite3_errmsg(rw) : "out of memory";
+    sqlite3_close_v2(rw);
+    throw StoreError(path.string() + ": cannot open it to migrate: " + msg);
+  }
+  sqlite3_busy_timeout(rw, static_cast<int>(kBusyTimeout.count()));
+  try {
+    detail::migrate(rw);
+  } catch (...) {
+    sqlite3_close_v2(rw);
+    throw;
+  }
+  sqlite3_close_v2(rw);
+}
 
 // The runs still "running" whose process, on this host, is gone (killed with SIGKILL, out of memory, a
 // crash): it never finishes them. Runs of other hosts and of unknown processes are left alone (their
@@ -196,11 +223,15 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
       throw StoreError(path_.string() + " is read-only; cannot open it for writing");
     detail::exec(db_, "PRAGMA foreign_keys = ON", "cannot enable foreign keys");
     if (read_only) {
-      const int version = detail::current_schema_version(db_);
+      int version = detail::current_schema_version(db_);
       detail::check_not_newer(db_, version);
+      if (version < schema_version() && may_write(path_)) {  // a store this user may write migrates when read
+        migrate_on_the_side(path_);
+        version = detail::current_schema_version(db_);
+      }
       if (version < schema_version())
         throw StoreError(path_.string() + ": schema version " + std::to_string(version) + " is older than " +
-                         std::to_string(schema_version()) + "; open it once for writing to migrate");
+                         std::to_string(schema_version()) + " and the file is read-only; open a writable copy to migrate it");
       // A store this user may write: settle the runs whose process died and the cases they left running
       // (found on this read-only connection; a writable one is opened only when there are some).
       const auto dead = find_dead_runs(db_);
@@ -251,13 +282,15 @@ int64_t Store::begin_run(RunRecord& run) {
   if (run.started_at == 0) run.started_at = unix_now();
   Stmt s(db_,
          "INSERT INTO runs (uuid, suite, started_at, finished_at, status, argv, seed, tags, git_sha, git_dirty, "
-         "env_json, machine_key, branch, ci_json, pid, host, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+         "env_json, machine_key, branch, ci_json, pid, host, reason, selection_json, partial, suspect, confirms) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
          "cannot insert run");
   s.bind(1, run.uuid).bind(2, run.suite).bind(3, run.started_at).bind(4, run.finished_at).bind(5, status_name(run.status));
   s.bind(6, run.argv).bind(7, static_cast<int64_t>(run.seed)).bind(8, dump_json(nlohmann::json(run.tags)));
   s.bind(9, run.git_sha).bind(10, int64_t{run.git_dirty}).bind(11, dump_json(run.env));
   s.bind(12, run.machine_key).bind(13, run.branch).bind(14, dump_json(run.ci));
   s.bind(15, run.pid).bind(16, run.host).bind(17, run.reason);
+  s.bind(18, dump_json(run.selection)).bind(19, int64_t{run.partial}).bind(20, run.suspect).bind(21, run.confirms);
   s.run();
   run.id = sqlite3_last_insert_rowid(db_);
   return run.id;
@@ -336,6 +369,12 @@ void Store::finish_case(const CaseRecord& c, size_t items_stored) {
     throw StoreError(path_.string() + ": no unfinished case with id " + std::to_string(c.id));
   insert_case_results(c, items_stored);
   tx.commit();
+}
+
+void Store::mark_suspect(int64_t run_id, const std::string& reason) {
+  Stmt s(db_, "UPDATE runs SET suspect = ? WHERE id = ?", "cannot mark the run suspect");
+  s.bind(1, reason).bind(2, run_id).run();
+  if (sqlite3_changes(db_) == 0) throw StoreError(path_.string() + ": no run with id " + std::to_string(run_id));
 }
 
 void Store::finish_run(int64_t run_id, RunStatus status) {
@@ -426,6 +465,7 @@ RunData Store::load_run(int64_t run_id) {
     while (s.step()) {
       CaseRecord c;
       c.id = s.col_int(0);
+      c.run_id = run_id;
       c.workload = s.col_text(1);
       c.params = nlohmann::json::parse(s.col_text(2));
       c.params_key = s.col_text(3);
@@ -522,6 +562,7 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
   while (s.step()) {
     MetricPoint p;
     p.run_id = s.col_int(0);
+    p.case_id = s.col_int(17);
     p.workload = s.col_text(1);
     p.params_key = s.col_text(2);
     p.label = s.col_text(3);

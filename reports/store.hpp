@@ -22,10 +22,11 @@ struct StoreError : std::runtime_error { using std::runtime_error::runtime_error
 
 /// Opens (creating if absent) the store at `path` in WAL mode with a 10 s busy timeout, and migrates it
 /// to the current schema (reports/detail/migrations.cpp). Several processes may write the same file at
-/// once. A read-only store never writes: it neither creates, migrates nor changes the journal mode.
+/// once. A read-only store neither creates the file nor changes the journal mode; it migrates an older
+/// schema (on a connection of its own) only when this user may write the file.
 /// Throws StoreError when `path` is empty or a directory (at once, without waiting), the file is not an
 /// SQLite database, is read-only for a writer (its mode bits grant no write access, even to root), or its
-/// schema is newer than this build understands (for a read-only store: not exactly the current one).
+/// schema is newer than this build understands (for a read-only store: also older, in a read-only file).
 /// Error messages name the file, the failed operation and SQLite's reason (never SQL text), e.g.
 /// "r.db: cannot insert case: database is locked".
 /// Renames a case stored under a name a later build replaced (a workload that became a family of
@@ -69,6 +70,9 @@ class Store {
   int64_t begin_case(int64_t run_id, CaseRecord& c);
   void add_items(int64_t case_id, std::span<const std::pair<std::string, nlohmann::json>> items);
   void finish_case(const CaseRecord& c, size_t items_stored);
+  /// Marks the run suspect with `reason` (RunRecord::suspect), or clears the mark when `reason` is "".
+  /// Throws StoreError when there is no such run.
+  void mark_suspect(int64_t run_id, const std::string& reason);
   /// Sets the run's final status and finish time.
   void finish_run(int64_t run_id, RunStatus status);
 

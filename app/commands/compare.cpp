@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,9 +24,28 @@ struct CompareArgs {
   std::vector<std::string> refs;
   std::string baseline, format = "text", output;
   int history_runs = 0;
-  bool strict_env = false, all = false, fail_on_regression = false;
+  bool strict_env = false, all = false, fail_on_regression = false, allow_suite_mismatch = false;
   reports::CompareOptions options;
 };
+
+// Where the reference's cases came from, when not all from the named baseline run, and the suspect runs.
+void print_reference(const reports::Reference& ref) {
+  std::set<int64_t> older;
+  for (const auto& c : ref.base.cases)
+    if (c.run_id != ref.base.run.id) older.insert(c.run_id);
+  std::fprintf(stderr, "baseline: run %lld (%s), git %s; %zu clean run(s) of history\n",
+               static_cast<long long>(ref.base.run.id), ref.base.run.uuid.c_str(),
+               ref.base.run.git_sha.substr(0, 10).c_str(), ref.runs.size() - ref.suspect.size());
+  if (!older.empty()) {
+    std::string ids;
+    for (const int64_t id : older) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    std::fprintf(stderr, "baseline: cases not ok in run %lld are judged against their newest ok case (runs %s)\n",
+                 static_cast<long long>(ref.base.run.id), ids.c_str());
+  }
+  for (const auto& r : ref.suspect)
+    std::fprintf(stderr, "baseline: run %lld is suspect (%s): its confirming re-run stands in for its re-run cases\n",
+                 static_cast<long long>(r.id), r.suspect.c_str());
+}
 
 int run_compare(CompareArgs& args, const Globals& globals) {
   namespace rep = mlsb::reports;
@@ -35,18 +55,37 @@ int run_compare(CompareArgs& args, const Globals& globals) {
     throw std::invalid_argument("compare: name two runs (BASE CANDIDATE), or the candidate with --baseline auto");
   rep::Store store(globals.db, /*read_only=*/true);
   const auto cand = store.load_run(resolve(store, args.refs.back()));
-  std::optional<rep::RunRecord> base_run;
+  // With --history N the candidate is t-tested against the N newest clean comparable runs; without it,
+  // the last 30 only measure the machine's run-to-run noise.
+  args.options.history_t_test = args.history_runs > 0;
+  args.options.history_limit = args.history_runs > 0 ? args.history_runs : 30;
+  const auto ref = rep::find_reference(store, cand.run, args.options.history_limit);
+  rep::RunData base;
   if (args.baseline == "auto") {
-    base_run = rep::find_baseline(store, cand.run);
-    if (!base_run) {
+    if (!ref) {
       std::fprintf(stderr, "mlsysbench compare: %s\n", rep::no_baseline_note(store, cand.run).c_str());
       return 0;
     }
-    std::fprintf(stderr, "baseline: run %lld (%s), git %s\n", static_cast<long long>(base_run->id),
-                 base_run->uuid.c_str(), base_run->git_sha.substr(0, 10).c_str());
+    print_reference(*ref);
+    base = ref->base;
+  } else {
+    base = store.load_run(resolve(store, args.baseline.empty() ? args.refs.front() : args.baseline));
   }
-  const auto base = store.load_run(
-      base_run ? base_run->id : resolve(store, args.baseline.empty() ? args.refs.front() : args.baseline));
+  bool unfit = false;  // a comparison a gate must not pass: a run with itself, or runs of different suites
+  if (base.run.id == cand.run.id) {
+    std::fprintf(stderr, "mlsysbench compare: the base and the candidate are the same run (%lld): nothing is judged\n",
+                 static_cast<long long>(cand.run.id));
+    unfit = true;
+  } else if (base.run.suite != cand.run.suite) {
+    std::fprintf(stderr, "%s: the base is a run of suite '%s' and the candidate of suite '%s'%s\n",
+                 args.allow_suite_mismatch ? "warning" : "mlsysbench compare", base.run.suite.c_str(),
+                 cand.run.suite.c_str(), args.allow_suite_mismatch ? "" : " (--allow-suite-mismatch to compare them)");
+    unfit = !args.allow_suite_mismatch;
+  }
+  if (!base.run.git_sha.empty() && base.run.git_sha == cand.run.git_sha)
+    std::fprintf(stderr, "commits: the same (%s): an unchanged commit is judged too\n", cand.run.git_sha.substr(0, 10).c_str());
+  else
+    std::fprintf(stderr, "commits: %s..%s\n", base.run.git_sha.substr(0, 10).c_str(), cand.run.git_sha.substr(0, 10).c_str());
   const auto differences = rep::environment_differences(base.run, cand.run);
   if (!differences.empty()) {
     std::string list;
@@ -55,14 +94,10 @@ int run_compare(CompareArgs& args, const Globals& globals) {
                  args.strict_env ? "mlsysbench compare" : "warning", list.c_str());
     if (args.strict_env) return 3;
   }
-  // With --history N the candidate is t-tested against the N newest comparable runs; without it,
-  // the last 30 only measure the machine's run-to-run noise.
-  args.options.history_t_test = args.history_runs > 0;
-  const auto runs = rep::comparable_runs(store, cand.run, args.history_runs > 0 ? args.history_runs : 30);
-  const rep::HistoryMedians medians = rep::history_medians(store, runs);
   if (args.history_runs > 0)
-    std::fprintf(stderr, "history: %zu comparable run(s) of the last %d asked for\n", runs.size(), args.history_runs);
-  const auto cmp = rep::compare_runs(base, cand, args.options, medians);
+    std::fprintf(stderr, "history: %zu comparable run(s) of the last %d asked for\n", ref ? ref->runs.size() : size_t{0},
+                 args.history_runs);
+  const auto cmp = rep::compare_runs(base, cand, args.options, ref ? ref->history : rep::HistoryMedians{});
   write_output(rep::render_comparison(cmp, args.format, args.all), args.output);
   const auto broken = cmp.new_failures();
   for (const auto& c : broken)
@@ -74,9 +109,15 @@ int run_compare(CompareArgs& args, const Globals& globals) {
   for (const auto& c : cmp.lost_primary)
     std::fprintf(stderr, "regression: %s/%s has no samples of its primary metric in the candidate\n",
                  c.workload.c_str(), c.params_key.c_str());
+  // Cases of the reference the candidate lacks: a complete run must hold them (a partial one need not).
+  const auto missing = cmp.missing_in_candidate();
+  for (const auto& c : missing)
+    std::fprintf(stderr, "%s: %s is ok in the base and missing from the candidate%s\n",
+                 cand.run.partial ? "note" : "regression", c.name.c_str(), cand.run.partial ? " (a partial run)" : "");
   const bool nothing = cmp.metrics.empty();
   if (nothing) std::fprintf(stderr, "mlsysbench: no case ok in both runs: nothing was compared\n");
-  if (args.fail_on_regression && (cmp.has_regression() || !broken.empty() || !cmp.lost_primary.empty() || nothing))
+  if (args.fail_on_regression && (cmp.has_regression() || !broken.empty() || !cmp.lost_primary.empty() || nothing ||
+                                  unfit || (!missing.empty() && !cand.run.partial)))
     return 1;
   return 0;
 }
@@ -93,12 +134,13 @@ Command add_compare_command(CLI::App& app) {
       ->expected(1, 2)
       ->required();
   compare->add_option("--baseline", args->baseline,
-                      "auto: the newest ok run of the candidate's suite, machine key and branch with another git "
-                      "sha (none yet: exit 0 with a note); or a run name");
+                      "auto: per case, the newest clean run of the candidate's suite, machine key, branch and "
+                      "runner options, of any commit (not partial, not suspect; none yet: exit 0 with a note); "
+                      "or a run name");
   compare
       ->add_option("--history", args->history_runs,
-                   "also t-test the candidate against the medians of the N newest comparable runs (same suite, "
-                   "machine key and branch, another git sha): worse only when both tests say so")
+                   "also t-test the candidate against the medians of the N newest clean comparable runs (same "
+                   "suite, machine key, branch and runner options): worse only when both tests say so")
       ->check(CLI::Range(0, 100000));
   compare->add_flag("--strict-env", args->strict_env,
                     "exit 3 when the baseline's machine key, GPU driver, CUDA runtime, build type or flags differ");
@@ -114,8 +156,11 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Number)
       ->check(CLI::Range(0.0, 10.0));
   compare->add_flag("--fail-on-regression", args->fail_on_regression,
-                    "exit 1 when a primary metric got worse, a case ok in the base failed or timed out, "
-                    "or no case could be compared");
+                    "exit 1 when a primary metric got worse, a case ok in the base failed, timed out or is "
+                    "missing from a complete candidate, no case could be compared, the runs are of different "
+                    "suites or the same run");
+  compare->add_flag("--allow-suite-mismatch", args->allow_suite_mismatch,
+                    "compare runs of different suites without failing --fail-on-regression");
   compare->add_option("-f,--format", args->format, "text | json | md | html")
       ->check(CLI::IsMember({"text", "json", "md", "html"}));
   compare->add_flag("--all", args->all, "md and html: every row, not only the primary metrics that changed");

@@ -20,6 +20,8 @@ struct DbArgs {
   std::string show_ref = "latest";
   std::vector<std::string> rm_refs;
   bool rm_force = false;
+  std::string mark_ref, suspect;
+  bool clear = false;
 };
 
 int db_ls(const DbArgs& args, const Globals& globals) {
@@ -49,6 +51,16 @@ int db_rm(const DbArgs& args, const Globals& globals) {
   return 0;
 }
 
+int db_mark(const DbArgs& args, const Globals& globals) {
+  if (args.clear == !args.suspect.empty())
+    throw std::invalid_argument("db mark: give either --suspect REASON or --clear");
+  reports::Store store(globals.db);
+  const int64_t id = resolve(store, args.mark_ref);
+  store.mark_suspect(id, args.suspect);
+  std::printf("run %lld %s\n", static_cast<long long>(id), args.clear ? "is no longer suspect" : "marked suspect");
+  return 0;
+}
+
 }  // namespace
 
 Command add_db_command(CLI::App& app) {
@@ -62,10 +74,16 @@ Command add_db_command(CLI::App& app) {
   auto* rm = dbcmd->add_subcommand("rm", "delete runs and everything recorded under them");
   rm->add_option("runs", args->rm_refs, "run ids, uuids or tags")->required();
   rm->add_flag("--force", args->rm_force, "also delete runs still marked running (e.g. left by a killed process)");
+  auto* mark = dbcmd->add_subcommand(
+      "mark", "mark a run suspect (kept and shown, never a reference for the gate), or clear the mark");
+  mark->add_option("run", args->mark_ref, "run id, uuid or tag")->required();
+  mark->add_option("--suspect", args->suspect, "why the run is suspect (e.g. the confirming re-run was not worse)");
+  mark->add_flag("--clear", args->clear, "the run is a reference again");
   return {dbcmd,
-          [args, ls, show](const Globals& globals) {
+          [args, ls, show, mark](const Globals& globals) {
             if (*ls) return db_ls(*args, globals);
             if (*show) return db_show(*args, globals);
+            if (*mark) return db_mark(*args, globals);
             return db_rm(*args, globals);
           },
           {}};

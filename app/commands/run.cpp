@@ -35,9 +35,25 @@ struct RunArgs {
   std::optional<int> repetitions, warmup;
   std::optional<double> max_time, timeout;
   uint64_t seed = 1;
-  std::string backend = "cpu", comm_kind = "auto", filter, branch;
+  std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms;
   bool dry_run = false;
 };
+
+// What the run is told beyond its suite, as the store records it (reports::RunRecord::selection): a
+// later run is judged only against references given the same runner options.
+nlohmann::json selection_of(const RunArgs& args) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& spec : args.axis_specs) {
+    const auto eq = spec.find('=');
+    params[spec.substr(0, eq)].push_back(eq == std::string::npos ? "" : spec.substr(eq + 1));
+  }
+  const auto opt = [](const auto& o) { return o ? nlohmann::json(*o) : nlohmann::json(); };
+  return {{"filter", args.filter},
+          {"params", params},
+          {"runner",
+           {{"repetitions", opt(args.repetitions)}, {"warmup", opt(args.warmup)}, {"max_time_s", opt(args.max_time)},
+            {"timeout_s", opt(args.timeout)}}}};
+}
 
 // Runs `body` (given whether this is rank 0) on every rank and returns rank 0's exit code on all of
 // them; an exception is reported and gives 2. When the ranks cannot agree (a rank is gone), each
@@ -114,6 +130,11 @@ int run_run(const RunArgs& args, const Globals& globals) {
     } catch (const std::exception& e) {
       store_error = e.what();
     }
+    std::string confirms;  // the uuid of the run --confirms names
+    if (root && store && !args.confirms.empty()) {
+      if (const auto id = store->resolve_run(args.confirms)) confirms = store->load_run(*id).run.uuid;
+      else store_error = "--confirms: no run named '" + args.confirms + "' in " + globals.db;
+    }
     int32_t ok = store_error.empty() ? 1 : 0;
     comms.control->broadcast(&ok, 1, comm::ElemType::I32, 0);
     if (!ok) {
@@ -137,6 +158,8 @@ int run_run(const RunArgs& args, const Globals& globals) {
     opts.backend = args.backend;
     opts.comm = args.comm_kind;
     opts.branch = args.branch;
+    opts.selection = selection_of(args);
+    opts.confirms = confirms;
     const auto out =
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
     if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
@@ -204,6 +227,9 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
   run->add_option("--filter", args->filter, "run only cases whose id (workload/axis=value,...) matches this regex");
   run->add_flag("--dry-run", args->dry_run, "print the cases and exit");
+  run->add_option("--confirms", args->confirms,
+                  "this run re-runs cases of RUN to confirm a regression: it is stored as partial (never a "
+                  "reference) and linked to RUN (the nightly's confirming re-run)");
   run->add_option("--branch", args->branch,
                   "record the run under this branch (default: the git branch; under "
                   "GitHub Actions GITHUB_HEAD_REF or GITHUB_REF_NAME)");

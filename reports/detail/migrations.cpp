@@ -92,6 +92,16 @@ ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Clean references for the gate: what a run was told beyond its suite, whether it holds only part of
+    // its plan (a run made with --filter before this schema is found by its command line), whether the
+    // nightly found it suspect, and which run a confirming re-run re-ran.
+    Migration{4, R"sql(
+ALTER TABLE runs ADD COLUMN selection_json TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN suspect TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN confirms TEXT NOT NULL DEFAULT '';
+UPDATE runs SET partial = 1 WHERE argv LIKE '% --filter %' OR argv LIKE '% --filter=%';
+)sql"},
 };
 
 }  // namespace

@@ -21,9 +21,12 @@ namespace fs = std::filesystem;
 
 using test::shell_quote;
 
-// A few of the smoke suite's fastest cases (a codec on 1M elements, one expert-cache policy): two nightly
-// runs of them with 3 repetitions take a few seconds.
-constexpr const char* kFastCases = "^(compress.codec/.*codec=int8-block|moe_offload/.*policy=lru)";
+// A suite of a few of the smoke suite's fastest cases (a codec on 1M elements, one expert-cache policy): two
+// nightly runs of it with 3 repetitions take a few seconds. A whole suite, not smoke with --filter: a run
+// made with --filter is partial and never a later night's baseline.
+constexpr const char* kFastSuite = R"({"name": "fast", "description": "two of smoke's fastest cases", "cases": [
+  {"workload": "compress.codec", "params": {"codec": "int8-block", "elements": 1048576}},
+  {"workload": "moe_offload", "params": {"layers": 4, "experts": 8, "seq_len": 32, "policy": "lru"}}]})";
 
 // The script's command line; under GitHub Actions it would add its summaries to the job's, so not here.
 std::string script(const std::string& args) {
@@ -71,9 +74,12 @@ void import_as_older_commit(const fs::path& db, const fs::path& report, double f
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
-std::string smoke_args(const fs::path& db, const fs::path& out) {
-  return "--backend cpu --suite smoke --repetitions 3 --history 5 --branch nightly-test --filter '" +
-         std::string(kFastCases) + "' --db " + shell_quote(db) + " --out " + shell_quote(out);
+// The nightly's options for the fast suite (written beside the output folder) into `db` and `out`.
+std::string fast_args(const fs::path& db, const fs::path& out) {
+  const fs::path suite = out.parent_path() / "fast.json";
+  test::write_file(suite, kFastSuite);
+  return "--backend cpu --suite " + shell_quote(suite) + " --repetitions 3 --history 5 --branch nightly-test --db " +
+         shell_quote(db) + " --out " + shell_quote(out);
 }
 
 void expect_artifacts(const fs::path& out, const std::vector<std::string>& files, const std::string& err) {
@@ -83,16 +89,16 @@ void expect_artifacts(const fs::path& out, const std::vector<std::string>& files
 TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   test::TempDir dir;
   const fs::path db = dir / "store" / "nightly.db", out = dir / "out";
-  const auto first = test::run_shell(nightly(smoke_args(db, out)));
+  const auto first = test::run_shell(nightly(fast_args(db, out)));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_THAT(first.err, HasSubstr("no baseline yet"));
   EXPECT_THAT(test::read_file(out / "summary.md"), AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("no baseline yet")));
   expect_artifacts(out,
-                   {"report-smoke.html", "report-smoke.json", "report-smoke.md", "env.json", "summary.md", "store.db",
-                    "logs/nightly.log", "logs/run-smoke.log"},
+                   {"report-fast.html", "report-fast.json", "report-fast.md", "env.json", "summary.md", "store.db",
+                    "logs/nightly.log", "logs/run-fast.log"},
                    first.err);
-  const auto report = nlohmann::json::parse(test::read_file(out / "report-smoke.json"));
-  EXPECT_EQ(report["run"]["suite"], "smoke");
+  const auto report = nlohmann::json::parse(test::read_file(out / "report-fast.json"));
+  EXPECT_EQ(report["run"]["suite"], "fast");
   EXPECT_EQ(report["run"]["branch"], "nightly-test");
   EXPECT_THAT(report["run"]["tags"].dump(), HasSubstr("\"nightly\""));
   ASSERT_EQ(report["cases"].size(), 2u);
@@ -104,20 +110,20 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   EXPECT_EQ(env.value("machine_key", ""), report["run"]["machine_key"]);
 
   // An older commit 50 times slower: night 2 is compared with it, and passes.
-  import_as_older_commit(db, out / "report-smoke.json", 1.0 / 50);
-  const auto second = test::run_shell(nightly(smoke_args(db, out)));
+  import_as_older_commit(db, out / "report-fast.json", 1.0 / 50);
+  const auto second = test::run_shell(nightly(fast_args(db, out)));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   expect_artifacts(
       out,
-      {"report-smoke.html", "report-smoke.json", "report-smoke.md", "compare-smoke.json", "compare-smoke.md",
-       "compare-smoke.html", "history-smoke.html", "history-smoke.json", "env.json", "summary.md", "store.db"},
+      {"report-fast.html", "report-fast.json", "report-fast.md", "compare-fast.json", "compare-fast.md",
+       "compare-fast.html", "history-fast.html", "history-fast.json", "env.json", "summary.md", "store.db"},
       second.err);
-  const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-smoke.json"));
+  const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-fast.json"));
   EXPECT_EQ(cmp["regression"], false) << cmp.dump();
   EXPECT_TRUE(cmp["worse_cases"].empty()) << cmp.dump();
   EXPECT_THAT(test::read_file(out / "summary.md"),
               AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("no regression against run")));
-  EXPECT_THAT(test::read_file(out / "history-smoke.html"), HasSubstr("<svg"));
+  EXPECT_THAT(test::read_file(out / "history-fast.html"), HasSubstr("<svg"));
   // Both nights are in the persistent store (and in the artifact's copy of it), the newest first.
   for (const fs::path& store : {db, out / "store.db"}) {
     const auto newest = test::run_cli(store, "report nightly --format json");
@@ -131,25 +137,67 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
 TEST(Nightly, ARegressionConfirmedByTheReRunExits1) {
   test::TempDir dir;
   const fs::path db = dir / "nightly.db", out = dir / "out";
-  const auto first = test::run_shell(nightly(smoke_args(db, out)));
+  const auto first = test::run_shell(nightly(fast_args(db, out)));
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  import_as_older_commit(db, out / "report-smoke.json", 50);  // the older commit was 50 times as fast
-  const auto second = test::run_shell(nightly(smoke_args(db, out)));
+  import_as_older_commit(db, out / "report-fast.json", 50);  // the older commit was 50 times as fast
+  const auto second = test::run_shell(nightly(fast_args(db, out)));
   EXPECT_EQ(second.exit_code, 1) << second.err;
-  const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-smoke.json"));
+  const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-fast.json"));
   EXPECT_EQ(cmp["worse_cases"].size(), 2u) << cmp.dump();
   expect_artifacts(
-      out, {"confirm-smoke.html", "confirm-smoke.json", "compare-confirm-smoke.json", "compare-confirm-smoke.html"},
+      out, {"confirm-fast.html", "confirm-fast.json", "compare-confirm-fast.json", "compare-confirm-fast.html"},
       second.err);
-  const auto confirm = nlohmann::json::parse(test::read_file(out / "confirm-smoke.json"));
+  const auto confirm = nlohmann::json::parse(test::read_file(out / "confirm-fast.json"));
   EXPECT_THAT(confirm["run"]["tags"].dump(), HasSubstr("nightly-confirm"));
   EXPECT_EQ(confirm["cases"].size(), 2u);
   EXPECT_THAT(test::read_file(out / "summary.md"),
               AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"), HasSubstr("2 confirmed"),
                     HasSubstr("`compress.codec/codec=int8-block,elements=1048576`")));
-  // The confirming run stays out of the persistent store: it must never become a baseline.
+  // The confirming run is in the persistent store as a partial run linked to the night: never a baseline.
   const auto confirm_in_store = test::run_cli(db, "report nightly-confirm --format json");
-  EXPECT_NE(confirm_in_store.exit_code, 0) << confirm_in_store.out;
+  ASSERT_EQ(confirm_in_store.exit_code, 0) << confirm_in_store.err;
+  const auto stored = nlohmann::json::parse(confirm_in_store.out)["run"];
+  EXPECT_EQ(stored["partial"], true);
+  EXPECT_EQ(stored["confirms"], nlohmann::json::parse(test::read_file(out / "report-fast.json"))["run"]["uuid"]);
+  EXPECT_THAT(test::run_cli(db, "db ls").out, HasSubstr("ok/partial"));
+}
+
+// A stand-in for mlsysbench that runs the real one and, for a night's run (tag nightly, not a confirming
+// re-run), then makes every metric of the newest run 100 times worse in the store: a transient slow night
+// that the confirming re-run will not reproduce.
+fs::path slow_night_binary(const test::TempDir& dir) {
+  const fs::path bin = dir / "slow-night";
+  test::write_file(bin, "#!/bin/sh\n" + shell_quote(test::binary()) + R"sh( "$@"; rc=$?
+case " $* " in *" --confirms "*) exit $rc ;; *" --tag nightly "*) ;; *) exit $rc ;; esac
+db=; prev=
+for a in "$@"; do [ "$prev" = --db ] && db=$a; prev=$a; done
+f="(CASE better WHEN 'lower' THEN 100 ELSE 0.01 END)"
+sqlite3 "$db" "UPDATE samples SET value = value * (SELECT $f FROM summaries s WHERE s.case_id = samples.case_id AND s.metric = samples.metric) WHERE case_id IN (SELECT id FROM cases WHERE run_id = (SELECT max(id) FROM runs));
+UPDATE summaries SET min = min * $f, median = median * $f, mean = mean * $f, max = max * $f, p05 = p05 * $f, p95 = p95 * $f, ci_lo = ci_lo * $f, ci_hi = ci_hi * $f WHERE case_id IN (SELECT id FROM cases WHERE run_id = (SELECT max(id) FROM runs));" || exit 99
+exit $rc
+)sh");
+  fs::permissions(bin, fs::perms::owner_all);
+  return bin;
+}
+
+TEST(Nightly, ANightTheReRunDoesNotConfirmIsMarkedSuspect) {
+  if (!fs::exists("/usr/bin/sqlite3")) GTEST_SKIP() << "/usr/bin/sqlite3 absent";
+  test::TempDir dir;
+  const fs::path db = dir / "nightly.db", out = dir / "out";
+  const auto first = test::run_shell(nightly(fast_args(db, out)));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // The reference: an older commit 10 times slower than this machine, so that the re-run is clearly not worse.
+  import_as_older_commit(db, out / "report-fast.json", 1.0 / 10);
+  const auto second = test::run_shell(script("--binary " + shell_quote(slow_night_binary(dir)) + " " + fast_args(db, out)));
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-fast.json"));
+  EXPECT_EQ(cmp["worse_cases"].size(), 2u) << cmp.dump();
+  const std::string night = nlohmann::json::parse(test::read_file(out / "report-fast.json"))["run"]["uuid"];
+  EXPECT_THAT(test::read_file(out / "summary.md"), AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("not confirmed"),
+                                                       HasSubstr("marked suspect")));
+  const auto shown = test::run_cli(db, "db show " + night);
+  EXPECT_THAT(shown.out, HasSubstr("suspect:  worse against run 2, not reproduced by its confirming re-run")) << shown.out;
+  EXPECT_THAT(test::run_cli(db, "db ls").out, AllOf(HasSubstr("ok/suspect"), HasSubstr("ok/partial")));
 }
 
 TEST(Nightly, CudaWithoutAGpuIsAnUnfitEnvironment) {

@@ -10,7 +10,7 @@
 #include "util/json_parse.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
-#include "unit/reports/fixtures.hpp"
+#include "integration/reports/nightly_runs.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -20,43 +20,10 @@ using mlsb::test::run_cli;
 using mlsb::test::shell_quote;
 using mlsb::test::TempDir;
 
-// Run i of a nightly history: two cases whose time_ms is 10 ms (and 20 ms) times `scale`, with 1%
-// run-to-run noise and 0.5% within the run.
-RunData nightly_run(int i, double scale, const std::string& build_type = "RelWithDebInfo") {
-  std::mt19937_64 rng(static_cast<uint64_t>(i) * 7 + 1);
-  std::normal_distribution<double> z(0, 1);
-  RunData d;
-  d.run.uuid = "00000000-0000-4000-8000-" + std::to_string(100000000000 + i);
-  d.run.suite = "nightly-gpu";
-  d.run.status = reports::RunStatus::Ok;
-  d.run.git_sha = "c0ffee" + std::to_string(1000 + i);
-  d.run.machine_key = "ci-gpu-1";
-  d.run.branch = "main";
-  d.run.tags = {"nightly"};
-  d.run.started_at = 1767225600 + 86400.0 * i;
-  d.run.finished_at = d.run.started_at + 60;
-  d.run.env = {{"build_type", build_type}, {"libraries", {{"cuda_driver", "13.0"}}}};
-  for (const auto& [codec, base] : {std::pair{"zstd", 10.0}, std::pair{"lz4", 20.0}}) {
-    const double run_factor = 1 + 0.01 * z(rng);
-    std::vector<double> t;
-    for (int s = 0; s < 5; ++s) t.push_back(base * scale * run_factor * (1 + 0.005 * z(rng)));
-    d.cases.push_back(test::make_case("compress", {{"codec", codec}}, {{"time_ms", t}}));
-    d.cases.back().label = std::string("codec=") + codec;
-  }
-  return d;
-}
-
-// A store holding `runs` nightly runs imported from their JSON reports; run i is scaled by scale(i).
+// imported_store(dir, name, runs, scale): night i scaled by scale(i) (a double) or described by it (a Night).
 template <class Scale>
 fs::path imported_store(const TempDir& dir, const std::string& name, int runs, Scale scale) {
-  const fs::path db = dir / name;
-  for (int i = 0; i < runs; ++i) {
-    const fs::path report = dir / (name + "." + std::to_string(i) + ".json");
-    mlsb::test::write_file(report, render(nightly_run(i, scale(i)), Format::Json));
-    const auto r = run_cli(db, "import json " + shell_quote(report));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-  }
-  return db;
+  return test::imported_store(dir, name, runs, [&](int i) { return test::Night{.scale = scale(i)}; });
 }
 
 TEST(HistoryCli, DetectsAStepInImportedReportsAndFailsTheGate) {
@@ -118,7 +85,7 @@ TEST(CompareCli, BaselineAutoHistoryAndStrictEnvironment) {
   EXPECT_EQ(run_cli(db, "compare nightly~2 nightly~1 --fail-on-regression").exit_code, 0);
   // A candidate built differently: a warning, and exit 3 with --strict-env.
   const fs::path other = dir / "debug.json";
-  RunData debug = nightly_run(30, 1.0, "Debug");
+  RunData debug = test::nightly_run(30, test::Night{.build_type = "Debug"});
   mlsb::test::write_file(other, render(debug, Format::Json));
   ASSERT_EQ(run_cli(db, "import json " + shell_quote(other)).exit_code, 0);
   const auto warned = run_cli(db, "compare --baseline auto latest");

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "reports/compare.hpp"
+#include "reports/detection_power.hpp"
 #include "unit/reports/fixtures.hpp"
 
 namespace mlsb::reports {
@@ -120,6 +121,53 @@ TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
   EXPECT_NE(compare_runs(base, run_at(1.15, rng), plain, few).metrics[0].why.find("assumed"), std::string::npos);
   EXPECT_EQ(render_comparison(compare_runs(base, run_at(1.15, rng), plain, quiet), "text").find("hist p"),
             std::string::npos);
+}
+
+// How often the real rule flags a candidate `step` worse than its level, over `trials` seeds of a history of
+// n runs with relative run-to-run noise sigma (newest first; the base run is the newest).
+int caught(int n, double sigma, double step, int trials) {
+  int worse = 0;
+  for (int seed = 1; seed <= trials; ++seed) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed) * 104729 + static_cast<uint64_t>(n));
+    std::normal_distribution<double> z(0, sigma);
+    HistoryMedians h;
+    auto& medians = h[case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms"];
+    const RunData base = run_at(1 + z(rng), rng);
+    medians.push_back(base.cases[0].summaries[0].stats.median);
+    while (static_cast<int>(medians.size()) < n) medians.push_back(10 * (1 + z(rng)));
+    const RunData cand = run_at((1 + step) + z(rng), rng);
+    worse += compare_runs(base, cand, {}, h).metrics.at(0).verdict == Verdict::Worse;
+  }
+  return worse;
+}
+
+TEST(CompareHistory, TheStatedDetectableStepIsCaughtWithNinetyFivePercentProbability) {
+  for (const int n : {2, 3, 5, 10, 30})
+    for (const double sigma : {0.01, 0.03}) {
+      const double step = detectable_step(n, sigma, {});
+      const int at = caught(n, sigma, step, 400);
+      EXPECT_GE(at, 360) << "n " << n << " sigma " << sigma << " step " << step;  // 95% stated; >= 90% seen
+      if (n >= kTTestHistory) {
+        EXPECT_LE(at, 396) << "n " << n << " sigma " << sigma << " step " << step;  // and not far beyond
+        EXPECT_LT(caught(n, sigma, step * 0.6, 400), 330) << "n " << n << " sigma " << sigma;
+      }
+    }
+  // More history, less noise: a smaller step. Fewer than kTTestHistory runs: the two-run floor.
+  EXPECT_LT(detectable_step(30, 0.02, {}), detectable_step(5, 0.02, {}));
+  EXPECT_LT(detectable_step(30, 0.01, {}), detectable_step(30, 0.03, {}));
+  EXPECT_NEAR(detectable_step(3, 0.0, {}), 0.25, 1e-12);
+  EXPECT_TRUE(std::isnan(detectable_step(10, NAN, {})));
+  EXPECT_THROW(detectable_step(10, 0.01, {}, 1.5), std::invalid_argument);
+}
+
+TEST(CompareHistory, ThreeRunsOfHistoryUseTheTwoRunRuleAndCatchOnePointFiveTimes) {
+  std::mt19937_64 rng(11);
+  HistoryMedians h;
+  for (double f : {1.0, 1.01, 0.99}) h[case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms"].push_back(10 * f);
+  const auto m = compare_runs(run_at(1.0, rng), run_at(1.5, rng), {}, h).metrics.at(0);
+  EXPECT_EQ(m.verdict, Verdict::Worse) << m.why;
+  EXPECT_TRUE(std::isnan(m.history_p));  // no t-test on 3 runs
+  EXPECT_EQ(compare_runs(run_at(1.0, rng), run_at(1.15, rng), {}, h).metrics.at(0).verdict, Verdict::Noisy);
 }
 
 TEST(CompareHistory, TheBasesPrimaryMetricStaysJudged) {

@@ -1,5 +1,5 @@
 // Histories and baselines from a real SQLite store: the baseline is taken from the same machine key and
-// branch with another git sha, histories refuse selections that match nothing or mix suites, an old
+// branch of any git sha, a case not ok in the newest run from its newest ok case, histories refuse selections that match nothing or mix suites, an old
 // store migrates, and a stored 10% step is found as a standing regression naming its run.
 #include <gtest/gtest.h>
 
@@ -50,7 +50,7 @@ int64_t add_run(Store& store, const RunSpec& spec, uint64_t seed = 1) {
   return id;
 }
 
-TEST(Baseline, AutoPicksTheNewestOkRunOfTheSameMachineBranchAndSuiteWithAnotherSha) {
+TEST(Baseline, AutoPicksTheNewestCleanRunOfTheSameMachineBranchAndSuiteOfAnyCommit) {
   mlsb::test::TempDir dir;
   Store store(dir / "r.db");
   std::vector<int64_t> ids;
@@ -62,28 +62,54 @@ TEST(Baseline, AutoPicksTheNewestOkRunOfTheSameMachineBranchAndSuiteWithAnotherS
   const int64_t same_sha = add_run(store, {.machine = "m-a", .sha = "sha12"});
   const int64_t cand_id = add_run(store, {.machine = "m-a", .sha = "sha12"});
   const RunRecord cand = store.load_run(cand_id).run;
-  const auto base = find_baseline(store, cand);
-  ASSERT_TRUE(base);
-  EXPECT_EQ(base->id, ids[6]);  // not the failed run, the other branch or suite, nor the run of the same sha
-  EXPECT_NE(base->id, same_sha);
-  EXPECT_EQ(base->machine_key, "m-a");
+  const auto ref = find_reference(store, cand, 30);
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(ref->base.run.id, same_sha);  // an unchanged commit is judged too; not the failed run, branch or suite
+  EXPECT_EQ(ref->base.run.machine_key, "m-a");
+  for (const auto& c : ref->base.cases) EXPECT_EQ(c.run_id, same_sha);
   const auto history = comparable_runs(store, cand, 30);
-  ASSERT_EQ(history.size(), 4u);  // sha6, sha4, sha2, sha0 on m-a
+  ASSERT_EQ(history.size(), 5u);  // sha12, sha6, sha4, sha2, sha0 on m-a
   for (const auto& r : history) EXPECT_EQ(r.machine_key, "m-a");
   // On machine b the newest run of b is the baseline; a run without a key has no baseline at all.
-  const auto on_b = find_baseline(store, store.load_run(ids[7]).run);
+  const auto on_b = find_reference(store, store.load_run(ids[7]).run);
   ASSERT_TRUE(on_b);
-  EXPECT_EQ(on_b->id, ids[5]);
+  EXPECT_EQ(on_b->base.run.id, ids[5]);
   const int64_t keyless = add_run(store, {.machine = "", .sha = "sha13"});
-  EXPECT_FALSE(find_baseline(store, store.load_run(keyless).run));
+  EXPECT_FALSE(find_reference(store, store.load_run(keyless).run));
   EXPECT_NE(no_baseline_note(store, store.load_run(keyless).run).find("no baseline yet"), std::string::npos);
   // The environments differ in the machine key only.
   const auto diff = environment_differences(store.load_run(ids[0]).run, store.load_run(ids[1]).run);
   ASSERT_EQ(diff.size(), 1u);
   EXPECT_EQ(diff[0], "machine key: m-a -> m-b");
-  // Medians for the t-test: one per run and case and metric.
-  const auto medians = history_medians(store, history);
-  EXPECT_EQ(medians.at(case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms").size(), 4u);
+  // Medians for the t-test: one per run and case and metric, newest first.
+  const auto& medians = ref->history.at(case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms");
+  EXPECT_EQ(medians.size(), 5u);
+  for (const auto& row : store.load_run(same_sha).cases[0].summaries) {
+    if (row.metric != "time_ms") continue;
+    EXPECT_EQ(medians.front(), row.stats.median);
+  }
+}
+
+TEST(Baseline, ACaseNotOkInTheNewestRunIsJudgedAgainstItsNewestOkCase) {
+  mlsb::test::TempDir dir;
+  Store store(dir / "r.db");
+  const int64_t older = add_run(store, {.sha = "1"});
+  RunRecord r;
+  r.suite = "nightly-gpu", r.machine_key = "m-a", r.branch = "main", r.git_sha = "2", r.status = RunStatus::Ok;
+  const int64_t newest = store.begin_run(r);
+  CaseRecord ok = make_case("compress", {{"codec", "zstd"}}, {{"time_ms", {10, 10.1, 9.9}}});
+  store.add_case(newest, ok);
+  CaseRecord failed = make_case("compress", {{"codec", "lz4"}}, {}, CaseStatus::Failed, "verification");
+  store.add_case(newest, failed);
+  store.finish_run(newest, RunStatus::Ok);
+  const int64_t cand = add_run(store, {.sha = "3"});
+  const auto ref = find_reference(store, store.load_run(cand).run);
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(ref->base.run.id, newest);
+  ASSERT_EQ(ref->base.cases.size(), 2u);
+  EXPECT_EQ(ref->base.cases[0].run_id, newest);
+  EXPECT_EQ(ref->base.cases[1].run_id, older);  // lz4 failed in the newest run: its newest ok case
+  EXPECT_EQ(ref->base.cases[1].status, CaseStatus::Ok);
 }
 
 TEST(Baseline, TagTildeNamesTheRunsBeforeTheNewestWithTheTag) {
@@ -174,9 +200,9 @@ TEST(History, RunsStoredOutOfOrderAreReadInTimeOrder) {
   ASSERT_EQ(regs.size(), 2u);
   EXPECT_EQ(regs[0].first_run->git_sha, "sha20");
   const RunRecord newest = h.runs.back();
-  const auto base = find_baseline(store, newest);
-  ASSERT_TRUE(base);
-  EXPECT_EQ(base->git_sha, "sha28");
+  const auto ref = find_reference(store, newest);
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(ref->base.run.git_sha, "sha28");
   EXPECT_THROW(detect_history(h, {.threshold = NAN}), std::invalid_argument);
 }
 
@@ -195,18 +221,22 @@ TEST(History, AStoreFromBeforeMachineKeysMigratesAndItsRunsAreTheirOwnMachine) {
                             "ALTER TABLE runs DROP COLUMN branch", "ALTER TABLE runs DROP COLUMN ci_json",
                             "ALTER TABLE cases DROP COLUMN gpu_json", "ALTER TABLE cases DROP COLUMN throttled",
                             "ALTER TABLE runs DROP COLUMN pid", "ALTER TABLE runs DROP COLUMN host",
-                            "ALTER TABLE runs DROP COLUMN reason",
+                            "ALTER TABLE runs DROP COLUMN reason", "ALTER TABLE runs DROP COLUMN selection_json",
+                            "ALTER TABLE runs DROP COLUMN partial", "ALTER TABLE runs DROP COLUMN suspect",
+                            "ALTER TABLE runs DROP COLUMN confirms",
                             "UPDATE schema_version SET version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
     sqlite3_close(db);
   }
-  EXPECT_THROW(Store(path, /*read_only=*/true), StoreError);  // a reader asks for the migration
-  Store store(path);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::group_read);
+  EXPECT_THROW(Store(path, /*read_only=*/true), StoreError);  // a read-only file cannot be migrated
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  Store store(path, /*read_only=*/true);  // a reader of a file it may write migrates it
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].machine_key, "");
   EXPECT_EQ(store.load_run(runs[0].id).cases.size(), 2u);
-  EXPECT_FALSE(find_baseline(store, runs[0]));
+  EXPECT_FALSE(find_reference(store, runs[0]));
   try {
     load_history(store, {});
     FAIL() << "expected std::invalid_argument";

@@ -1,6 +1,8 @@
 // Step detection on synthetic histories written here: a +10% step is found where it is, an improvement
-// is a change but no regression, a one-run spike is nothing, too short a history gives no verdict, and
-// series without a change raise an alarm in at most 1% of 1,000 seeds under three kinds of noise.
+// is a change but no regression, a one-run spike is nothing, too short a history gives no verdict, runs
+// with wide CIs weigh less, medians that flicker between two quantised values raise no alarm, a slow drift
+// is one drift of its real size, and series without a change raise an alarm in at most 1% of 1,000 seeds
+// under three kinds of noise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,15 +97,68 @@ TEST(StepDetect, ThreeRunsGiveNoVerdict) {
 }
 
 TEST(StepDetect, WideConfidenceIntervalsWeighLess) {
-  // The same step, but every run of the new level reports a CI 50 times wider than the old level's.
-  const auto y = series(9, 60, 0.01, SeriesNoise::Gaussian, 40, 0.10);
-  std::vector<double> ci(60, 0.5);
+  // The newest two runs 30% slower: a standing regression when every run is measured alike, none when those
+  // two runs report CIs 200 times wider than the others (their medians hardly count).
+  auto y = series(9, 40, 0.01, SeriesNoise::Gaussian, 38, 0.30);
+  std::vector<double> ci(40, 0.5);
+  EXPECT_EQ(detect_steps(y, ci, Better::Lower).regressions().size(), 1u);
+  ci[38] = ci[39] = 100;
   const auto a = detect_steps(y, ci, Better::Lower);
-  EXPECT_EQ(a.regressions().size(), 1u);
+  EXPECT_TRUE(a.regressions().empty());
+  EXPECT_EQ(a.levels.size(), 1u);
   EXPECT_THROW(detect_steps(y, std::vector<double>(3, 1.0), Better::Lower), std::invalid_argument);
   std::vector<double> bad = y;
   bad[3] = NAN;
   EXPECT_THROW(detect_steps(bad, {}, Better::Lower), std::invalid_argument);
+}
+
+TEST(StepDetect, QuantisedMediansThatFlickerBetweenTwoValuesRaiseNoAlarm) {
+  // A coarse clock: each run's median is 100 or 106, staying where it was with probability 0.7 (short
+  // plateaus). Every first difference is 0 or 6, so their MAD alone would call the series noiseless.
+  int alarms = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::bernoulli_distribution stay(0.7);
+    std::vector<double> y{100};
+    while (y.size() < 60) y.push_back(stay(rng) ? y.back() : 206 - y.back());
+    const auto a = detect_steps(y, {}, Better::Lower);
+    EXPECT_GE(a.noise, 3.0) << "seed " << seed;  // half the resolution
+    alarms += !a.regressions().empty();
+  }
+  EXPECT_EQ(alarms, 0);
+  // A move of three quanta that stays is a step.
+  std::vector<double> y(30, 100.0);
+  for (size_t i = 0; i < 30; i += 3) y[i] = 106;
+  for (size_t i = 20; i < 30; ++i) y[i] += 18;
+  EXPECT_EQ(detect_steps(y, {}, Better::Lower).regressions().size(), 1u);
+}
+
+TEST(StepDetect, ASlowDriftIsReportedAsADriftOfItsRealSize) {
+  // +0.3% per run for 60 runs in 1% noise: one standing drift whose size is the line's over the runs it
+  // spans, not a step of a fraction of it at a scattered run.
+  int drifts = 0, sized = 0, steps = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    auto y = series(seed, 60, 0.01, SeriesNoise::Gaussian);
+    for (size_t i = 0; i < y.size(); ++i) y[i] *= 1 + 0.003 * static_cast<double>(i);
+    const auto a = detect_steps(y, {}, Better::Lower);
+    for (const Step* r : a.regressions()) {
+      if (!r->drift) {
+        ++steps;
+        continue;
+      }
+      ++drifts;
+      const double truth = (1 + 0.003 * static_cast<double>(r->end - 1)) / (1 + 0.003 * static_cast<double>(r->begin)) - 1;
+      sized += std::fabs(r->change - truth) < 0.3 * truth;
+    }
+  }
+  EXPECT_GE(drifts, 45);
+  EXPECT_GE(sized, drifts - 2);
+  EXPECT_LE(steps, 2);
+  RecordProperty("drifts_of_50", drifts);
+  // A clean step stays a step.
+  const auto a = detect_steps(series(4, 60, 0.01, SeriesNoise::Gaussian, 40, 0.10), {}, Better::Lower);
+  ASSERT_EQ(a.regressions().size(), 1u);
+  EXPECT_FALSE(a.regressions()[0]->drift);
 }
 
 TEST(StepDetect, NoChangeRaisesAnAlarmInAtMostOnePercentOfSeeds) {
