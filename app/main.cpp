@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     return usage_error(app, commands, e, argc, argv);
   }
   try {
-    const cli::Globals globals{db, cli::join_argv(argc, argv)};
+    const cli::Globals globals{db, cli::join_argv(argc, argv), std::vector<std::string>(argv + 1, argv + argc)};
     for (const auto& c : commands)
       if (*c.app) return c.run(globals);
   } catch (const std::exception& e) {

@@ -19,6 +19,10 @@ struct Metric {
                      ///< are in tests/unit/harness/metric_vocabulary_test.cpp
   Better better = Better::Lower;
   std::string help;
+  /// The same code on the same input gives the same value to the last digit (a counted instruction, not a
+  /// time): compare and history judge it by the threshold alone, and two runs of one commit that differ are a
+  /// determinism defect of the case, never better or worse.
+  bool deterministic = false;
 };
 
 }  // namespace mlsb

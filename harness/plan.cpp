@@ -187,6 +187,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   if (suite_file) {
     Suite suite = load_suite(*suite_file);
     plan.suite = suite.name;
+    plan.measure = suite.measure;
     // The suite's times were for its own runner settings: command-line ones void them.
     const bool own_runner = !runner.warmup && !runner.min_samples && !runner.max_samples && !runner.min_time_s &&
                             !runner.max_noise && !runner.max_time_s && !runner.timeout_s;

@@ -70,6 +70,7 @@ void validate_value(const Axis& axis, const Value& value);
 struct Plan {
   std::string suite;  ///< suite name, or the workload name for a single-workload run
   std::vector<CaseSpec> cases;
+  std::string measure = "time";  ///< the suite's instrument (Suite::measure); "time" for a workload
 };
 
 /// Builds the plan for `target`: a suite name (searched in `suite_dirs`), a path to a suite file

@@ -15,6 +15,7 @@
 #include "harness/environment.hpp"
 #include "harness/machine_key.hpp"
 #include "harness/progress.hpp"
+#include "harness/callgrind.hpp"
 #include "harness/runner/ranked_case.hpp"
 #include "harness/runner/work_dir.hpp"
 #include "util/clock.hpp"
@@ -94,6 +95,10 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   if (root && !store) throw std::invalid_argument("run_plan: rank 0 needs the store");
   control.set_cancel_flag(&interrupt);  // a killed job must not wait for ranks that are gone
   control.set_settle_time(0);  // after a signal the rank makes no MPI call, and SIGKILL follows in 1 s
+  if (options.measure == "instructions" && !counting())
+    throw std::invalid_argument(
+        "--measure instructions: this process does not run under callgrind (mlsysbench run re-executes itself "
+        "under valgrind)");
   RunOutcome out;
   std::optional<reports::StoreError> store_error;
   if (root) {
@@ -110,6 +115,11 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     run.git_dirty = git.dirty;
     run.branch = options.branch.empty() ? git.branch : options.branch;
     run.env = capture_environment();
+    if (options.measure == "instructions") {  // what the counts depend on besides the build
+      const CacheConfig caches;
+      run.env["instrument"] = {{"measure", "instructions"}, {"tool", "callgrind"},
+                               {"caches", {{"I1", caches.i1}, {"D1", caches.d1}, {"LL", caches.ll}}}};
+    }
     run.machine_key = machine_key(run.env);
     run.ci = ci_metadata();
     run.pid = getpid();  // so that a later command can tell this run from one whose process was killed
@@ -167,7 +177,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
             // a busy store (add_items does not wait): these items go with the next flush or the case's end
           }
         }
-      }, comms);
+      }, comms, options.measure == "instructions");
     } catch (const comm::CommError& e) {
       result.rec = case_stub(spec, comms);
       result.rec.finished_at = unix_now();

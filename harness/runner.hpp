@@ -84,6 +84,9 @@ struct RunOptions {
   /// The uuid of the run whose worse cases this run re-runs to confirm a regression ("" = none); such a
   /// run is partial.
   std::string confirms;
+  /// "time", or "instructions": every case counted under callgrind (the process must run under it:
+  /// runner::counting(); cases it cannot count are skipped with the reason).
+  std::string measure = "time";
 };
 
 struct RunOutcome {

@@ -155,7 +155,7 @@ Suite load_suite(const std::filesystem::path& file) {
   } catch (const JsonFileError& e) {
     throw std::invalid_argument(e.what());
   }
-  p.only_keys(doc, "", {"name", "description", "runner", "cases"});
+  p.only_keys(doc, "", {"name", "description", "runner", "measure", "cases"});
   Suite s;
   s.file = file;
   if (doc.contains("name") && !doc["name"].is_string()) p.error("name", "expected a string");
@@ -163,6 +163,12 @@ Suite load_suite(const std::filesystem::path& file) {
   if (doc.contains("description")) {
     if (!doc["description"].is_string()) p.error("description", "expected a string");
     s.description = doc["description"].get<std::string>();
+  }
+  if (doc.contains("measure")) {
+    const json& m = doc["measure"];
+    if (!m.is_string() || (m != "time" && m != "instructions"))
+      p.error("measure", "expected \"time\" or \"instructions\", got " + m.dump());
+    s.measure = m.get<std::string>();
   }
   RunnerOverrides common;
   if (doc.contains("runner")) common = p.runner(doc["runner"], "runner");

@@ -34,6 +34,9 @@ struct Suite {
   std::string description;
   std::filesystem::path file;
   std::vector<SuiteEntry> entries;
+  /// What the suite measures: "time" (the workloads' own metrics) or "instructions" (counted under
+  /// callgrind: harness/callgrind.hpp); the key "measure".
+  std::string measure = "time";
 };
 
 /// Loads and validates a suite file: JSON syntax, known keys, known workloads and axes, value types

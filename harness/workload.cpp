@@ -63,9 +63,10 @@ void State::record(std::string_view metric, double value) {
   if (!info_.find_metric(metric))
     throw std::invalid_argument("workload '" + info_.name + "' records undeclared metric '" +
                                 std::string(metric) + "'");
+  if (warmup_) return;
+  if (!kept_.empty() && std::find(kept_.begin(), kept_.end(), metric) == kept_.end()) return;
   if (!std::isfinite(value))
     fail("metric '" + std::string(metric) + "' is not finite (" + std::to_string(value) + ")");
-  if (warmup_) return;
   samples_[std::string(metric)].push_back(value);
 }
 

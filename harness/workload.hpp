@@ -73,6 +73,9 @@ struct WorkloadInfo {
   /// Device backends the workload runs on ("cpu", "cuda"); the runner skips a case whose requested
   /// backend is not listed, and resolves "auto" to "cuda" when listed and a GPU is present, else "cpu".
   std::vector<std::string> backends = {"cpu"};
+  /// Whether all of a sample's work runs in this process, so that `run --measure instructions` can count
+  /// it; false for a workload whose work runs in other processes (servers), which callgrind does not see.
+  bool countable = true;
   /// Command lines (after `mlsysbench`) that show typical uses, each runnable as it stands from the
   /// project root: printed by `list WORKLOAD` and `run WORKLOAD --help`.
   std::vector<std::string> examples;
@@ -137,6 +140,12 @@ class State {
   // Runner side.
   int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
   void begin_sample(int index, bool warmup);
+  /// Under a counting instrument (`run --measure instructions`): record() still checks each metric but stores
+  /// only those named here (the instrument's); the workload's own, wall-clock under valgrind, are dropped.
+  void keep_only(std::vector<std::string> metrics) { kept_ = std::move(metrics); }
+  /// Whether the runner counts the samples (keep_only): work that only serves wall-clock metrics (a peak
+  /// measurement) can be left out, and its metrics are dropped anyway.
+  bool counting() const { return !kept_.empty(); }
   void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   void set_backend(std::string backend) { backend_ = std::move(backend); }
   void set_comm(comm::Communicator* comm) { comm_ = comm; }
@@ -147,6 +156,7 @@ class State {
   std::vector<std::pair<std::string, nlohmann::json>> items_since(size_t from) const;
 
  private:
+  std::vector<std::string> kept_;  // keep_only: empty = every metric
   const Value& get(std::string_view axis) const;
   const WorkloadInfo& info_;
   Params params_;

@@ -66,9 +66,38 @@ Verdict decide(const MetricComparison& m, const CompareOptions& o) {
   return beyond ? direction : Verdict::Noisy;
 }
 
+// Whether both sides declare `metric` deterministic.
+bool deterministic(const CaseRecord& base, const CaseRecord& cand, const std::string& metric) {
+  const auto declared = [&](const CaseRecord& rec) {
+    for (const auto& s : rec.summaries)
+      if (s.metric == metric) return s.deterministic;
+    return false;
+  };
+  return declared(base) && declared(cand);
+}
+
+// The deterministic rule (see compare.hpp): the threshold alone, or a determinism defect within one commit.
+void decide_deterministic(MetricComparison& m, const CompareOptions& o, bool same_commit) {
+  const double change = std::isfinite(m.ratio) ? std::fabs(m.ratio - 1) : INFINITY;
+  if (same_commit) {
+    if (change > o.determinism_tolerance) {
+      m.verdict = Verdict::Noisy;
+      m.why = "determinism defect: two runs of one commit differ by " + std::to_string(100 * change).substr(0, 6) + "%";
+    } else {
+      m.verdict = Verdict::Same;
+    }
+    return;
+  }
+  if (change <= o.deterministic_threshold) {
+    m.verdict = Verdict::Same;
+    return;
+  }
+  m.verdict = (m.cand_median < m.base_median) == (m.better == Better::Lower) ? Verdict::Better : Verdict::Worse;
+}
+
 MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, const std::string& name,
                                 const std::string& metric, const std::vector<double>& b, const std::vector<double>& c,
-                                const CompareOptions& o, const HistoryMedians& history) {
+                                const CompareOptions& o, const HistoryMedians& history, bool same_commit) {
   MetricComparison m;
   m.workload = base.workload;
   m.params_key = base.params_key;
@@ -87,6 +116,7 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.base_median = median(b);
   m.cand_median = median(c);
   m.significance = significance_for(b.size(), c.size(), o);
+  m.deterministic = deterministic(base, cand, metric);
   const auto hist = history.find(case_pair_key(cand) + '\n' + metric);
   if (hist != history.end() && !hist->second.empty()) {
     const std::vector<double>& h = hist->second;
@@ -99,6 +129,7 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
     m.detectable = detectable_step(o.history_t_test ? m.history_n : 0, m.rel_noise, rule);
     m.detectable_full =
         detectable_step(o.history_t_test ? std::max<int64_t>(m.history_n, o.history_limit) : 0, m.rel_noise, rule);
+    if (m.deterministic) m.detectable = m.detectable_full = o.deterministic_threshold;  // no noise to see through
   }
   if (b == c) {  // A/A: exactly the same samples, whatever their number
     m.ratio = m.ci_lo = m.ci_hi = m.p_value = 1;
@@ -110,8 +141,12 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   m.ci_lo = ci.lo;
   m.ci_hi = ci.hi;
   m.p_value = mann_whitney_p(b, c);
-  m.verdict = decide(m, o);
   m.throttled = base.throttled || cand.throttled;
+  if (m.deterministic) {
+    decide_deterministic(m, o, same_commit);
+    return m;
+  }
+  m.verdict = decide(m, o);
   if (m.verdict != Verdict::Better && m.verdict != Verdict::Worse) return m;
   const bool up = m.cand_median > m.base_median;
   if (m.throttled) {
@@ -190,9 +225,13 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   if (!(options.threshold >= 0)) throw std::invalid_argument("compare: threshold must be >= 0");
   if (!(options.alpha > 0 && options.alpha < 1)) throw std::invalid_argument("compare: alpha must be in (0, 1)");
   if (!(options.run_noise >= 0)) throw std::invalid_argument("compare: run_noise must be >= 0");
+  if (!(options.deterministic_threshold >= 0) || !(options.determinism_tolerance >= 0))
+    throw std::invalid_argument("compare: deterministic_threshold and determinism_tolerance must be >= 0");
   if (!(options.history_alpha > 0 && options.history_alpha < 1))
     throw std::invalid_argument("compare: history_alpha must be in (0, 1)");
   Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}, {}};
+  const bool same_commit = !base.run.git_sha.empty() && base.run.git_sha == cand.run.git_sha && !base.run.git_dirty &&
+                           !cand.run.git_dirty;
   const std::vector<std::string> base_names = case_display_names(base.cases);
   const std::vector<std::string> cand_names = case_display_names(cand.cases);
   // Cases with the same workload, params, communicator and ranks pair up in run order (first with first, second with second).
@@ -228,7 +267,7 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
           cmp.lost_primary.push_back({b.workload, b.params_key, b.status, c.status, base_names[i]});
         continue;
       }
-      cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options, history));
+      cmp.metrics.push_back(compare_metric(b, c, base_names[i], metric, bv, it->second, options, history, same_commit));
     }
   }
   for (size_t i = 0; i < cand.cases.size(); ++i) {

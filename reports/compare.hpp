@@ -24,6 +24,10 @@
 // call a between-run shift significant that repeated runs show to be noise. A better/worse verdict
 // therefore also has to clear the run-to-run noise, else it becomes "noisy" (MetricComparison::why):
 //   - throttled: when the GPU throttled during either case (CaseRecord::throttled), never better/worse;
+//   - a deterministic metric (SummaryRow::deterministic on both sides: a counted instruction) is judged by
+//     CompareOptions::deterministic_threshold alone (default 1%): beyond it, better or worse as it stands;
+//     between two runs of one commit (same git sha, neither dirty) a difference beyond
+//     determinism_tolerance is a determinism defect of the case: "noisy" with that reason;
 //   - with a history (compare --history N: the medians h_1..h_n of the case in the N newest clean
 //     comparable runs, newest first, n >= kTTestHistory), Bencher's t-test threshold:
 //     t = (median(cand) - mean(h)) / (sd(h) * sqrt(1 + 1/n)), one-sided p from Student's t with n - 1
@@ -60,6 +64,12 @@ struct CompareOptions {
   double run_noise = 0.25;  ///< relative change that repeated runs show without any change (used without a history)
   bool history_t_test = true;  ///< false: the history only measures the run-to-run noise (plain two-run compare)
   int history_limit = 30;  ///< runs of history the gate reads at most: the second figure of the detectable step
+  /// The threshold of a deterministic metric (a counted instruction): a change beyond it is better or worse
+  /// as it stands (no significance test: the count repeats to the last digit).
+  double deterministic_threshold = 0.01;
+  /// How far two runs of one commit may differ in a deterministic metric before it is a determinism defect
+  /// of the case ("noisy", never better or worse).
+  double determinism_tolerance = 1e-3;
 };
 
 /// The medians of each case and metric over earlier runs (compare --history N), newest first, keyed by
@@ -90,6 +100,7 @@ struct MetricComparison {
   double history_mean = NAN;   ///< their mean
   double history_p = NAN;      ///< the t-test's one-sided p-value (NaN without a history of 2 or more)
   bool throttled = false;      ///< the GPU throttled during the base or candidate case
+  bool deterministic = false;  ///< judged by the deterministic rule (both sides declare it)
   std::string why;             ///< why a change beyond the threshold is "noisy" ("" otherwise)
   int64_t base_run = 0;        ///< the store id of the run the base case came from (0: not from a store)
   double reference = NAN;      ///< the reference level: median of the newest kReferenceRuns history medians

@@ -122,6 +122,11 @@ std::vector<std::string> power_lines(const Comparison& cmp) {
     const bool t_test = cmp.options.history_t_test;
     std::string line = m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) + "% with " +
                        std::to_string(m.history_n) + (m.history_n == 1 ? " run" : " runs") + " of history";
+    if (m.deterministic) {
+      out.push_back(m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) +
+                    "% (a counted metric: the threshold alone)");
+      continue;
+    }
     if (t_test && m.history_n < kTTestHistory)
       line += " (the two-run rule until " + std::to_string(kTTestHistory) + ")";
     if (t_test && m.history_n < cmp.options.history_limit && std::isfinite(m.detectable_full))

@@ -28,6 +28,11 @@ double history_rel_sd(const std::vector<double>& h) {
 
 namespace {
 
+// Boost.Math in double throughout: its default promotes double to long double, whose initialisers fail
+// under valgrind (which computes long double as double), and this file is linked into every process.
+using NoPromote = boost::math::policies::policy<boost::math::policies::promote_float<false>,
+                                                boost::math::policies::promote_double<false>>;
+
 // One simulated trial in units of the noise: a history h = 1 + s z_i of n runs (z_0 the newest) and a
 // candidate noise s e. What the rule needs of it scales with s: mean = 1 + s mean_z, sd = s sd_z, ...
 struct Trial {
@@ -64,11 +69,12 @@ const std::vector<Trial>& trials(size_t n) {
 double detectable_step(int64_t runs, double rel_sd, const CompareOptions& o, double power) {
   if (!(power > 0 && power < 1)) throw std::invalid_argument("detectable_step: power must be in (0, 1)");
   if (!(rel_sd >= 0) || !std::isfinite(rel_sd)) return NAN;
-  const double z = boost::math::quantile(boost::math::normal(), power);
+  const double z = boost::math::quantile(boost::math::normal_distribution<double, NoPromote>(), power);
   if (runs < kTTestHistory)  // two runs, each off its level by rel_sd: their difference by sqrt(2) rel_sd
     return std::max(o.threshold, o.run_noise) + z * std::sqrt(2.0) * rel_sd;
   const auto n = static_cast<size_t>(runs);
-  const double t_crit = boost::math::quantile(boost::math::students_t(static_cast<double>(n - 1)), 1 - o.history_alpha);
+  const double t_crit = boost::math::quantile(boost::math::students_t_distribution<double, NoPromote>(static_cast<double>(n - 1)),
+                                              1 - o.history_alpha);
   const double k = t_crit * std::sqrt(1 + 1 / static_cast<double>(n));
   const double s = rel_sd, up = 1 + o.threshold;
   std::vector<double> needed;

@@ -132,6 +132,7 @@ History load_history(Store& store, const HistoryQuery& q) {
     HistorySeries& s = h.series[it->second];
     // The newest run's declaration and label win.
     s.primary = p.metric == p.primary_metric;
+    s.deterministic = p.deterministic;
     if (s.unit != p.unit) s.unit = p.unit;
     s.better = p.better;
     const size_t run = run_index.at(p.run_id);
@@ -164,7 +165,9 @@ void detect_history(History& h, const StepOptions& options) {
       values.push_back(p.median);
       ci_half.push_back(p.n >= 2 ? (p.ci_hi - p.ci_lo) / 2 : NAN);
     }
-    s.analysis = detect_steps(values, ci_half, s.better, options);
+    StepOptions o = options;
+    if (s.deterministic) o.threshold = options.deterministic_threshold;
+    s.analysis = detect_steps(values, ci_half, s.better, o);
   }
 }
 

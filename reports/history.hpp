@@ -36,6 +36,7 @@ struct HistorySeries {
   int ranks = 1;
   Better better = Better::Lower;
   bool primary = false;
+  bool deterministic = false;        ///< a counted metric: judged with StepOptions::deterministic_threshold
   std::vector<HistoryPoint> points;  ///< in run order
   StepAnalysis analysis;             ///< filled by detect_history; `at` indexes the unthrottled points
   std::vector<size_t> fitted;        ///< the indices into `points` that analysis covers

@@ -132,7 +132,8 @@ CaseRecord read_case(const Field& c) {
     if (samples == r.samples.end() || samples->second.empty())
       summary.fail("no samples to recompute it from (samples." + metric + " is missing or empty)");
     const Better better = summary["better"].one_of({"lower", "higher"}) == "lower" ? Better::Lower : Better::Higher;
-    r.summaries.push_back({metric, summary["unit"].str(), better, summarize(samples->second)});
+    r.summaries.push_back({metric, summary["unit"].str(), better, summarize(samples->second),
+                           summary.has("deterministic") && summary["deterministic"].flag()});
   }
   for (const auto& item : c["items"].elements()) r.items.emplace_back(item["key"].str(), item["data"].value());
   // An ok case is judged by its primary metric: without samples of it, a comparison could not see it get worse.

@@ -20,6 +20,7 @@ struct SummaryRow {
   std::string unit;
   Better better = Better::Lower;
   Summary stats;
+  bool deterministic = false;  ///< the metric repeats to the last digit (Metric::deterministic)
 };
 
 /// One case's outcome.
@@ -100,6 +101,7 @@ struct MetricPoint {
   bool throttled = false;
   std::string metric, unit;
   Better better = Better::Lower;
+  bool deterministic = false;
   int64_t n = 0;
   double median = 0, ci_lo = 0, ci_hi = 0;
 };

@@ -12,11 +12,13 @@ using ojson = nlohmann::ordered_json;
 // JSON has no NaN or infinity: they become null.
 ojson summary_json(const SummaryRow& r) {
   const auto& s = r.stats;
-  return {{"unit", r.unit},       {"better", to_string(r.better)}, {"n", s.n},
+  ojson out = {{"unit", r.unit},       {"better", to_string(r.better)}, {"n", s.n},
           {"min", json_number(s.min)}, {"median", json_number(s.median)},   {"mean", json_number(s.mean)},
           {"stddev", json_number(s.stddev)}, {"rel_stddev", json_number(s.rel_stddev)}, {"p05", json_number(s.p05)},
           {"p95", json_number(s.p95)}, {"max", json_number(s.max)},         {"ci_lo", json_number(s.ci_lo)},
           {"ci_hi", json_number(s.ci_hi)}};
+  if (r.deterministic) out["deterministic"] = true;  // absent: false
+  return out;
 }
 
 ojson case_json(const CaseRecord& c, const std::string& name) {

@@ -12,6 +12,8 @@ namespace mlsb::reports {
 
 struct StepOptions {
   double threshold = 0.05;   ///< relative change of the level below which a step is no regression
+  /// The threshold of a deterministic series (a counted metric: history.hpp applies it in place of threshold)
+  double deterministic_threshold = 0.01;
   size_t min_level = 2;      ///< runs a level needs: a single-run spike is never a level
   double penalty = 4.0;      ///< beta in gamma = beta * log(n), in units of the series' noise (see detect_steps)
   double noise_factor = 4.0; ///< a step must exceed this many standard errors of its levels' difference

@@ -34,7 +34,7 @@ struct Store::Statements {
                       "cannot insert sample"),
         insert_summary(db,
                        "INSERT INTO summaries (case_id, metric, unit, better, n, min, median, mean, stddev, "
-                       "rel_stddev, p05, p95, max, ci_lo, ci_hi) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       "rel_stddev, p05, p95, max, ci_lo, ci_hi, deterministic) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                        "cannot insert summary"),
         insert_item(db, "INSERT INTO items (case_id, key, json) VALUES (?,?,?)", "cannot insert item") {}
   Stmt insert_case, insert_sample, insert_summary, insert_item;
@@ -316,7 +316,7 @@ void Store::insert_case_results(const CaseRecord& c, size_t first_item) {
     const auto& st = r.stats;
     iz.bind(1, c.id).bind(2, r.metric).bind(3, r.unit).bind(4, to_string(r.better)).bind(5, st.n).bind(6, st.min);
     iz.bind(7, st.median).bind(8, st.mean).bind(9, st.stddev).bind(10, st.rel_stddev).bind(11, st.p05);
-    iz.bind(12, st.p95).bind(13, st.max).bind(14, st.ci_lo).bind(15, st.ci_hi);
+    iz.bind(12, st.p95).bind(13, st.max).bind(14, st.ci_lo).bind(15, st.ci_hi).bind(16, int64_t{r.deterministic});
     iz.run();
   }
   auto& ii = stmts_->insert_item;
@@ -508,7 +508,7 @@ RunData Store::load_run(int64_t run_id) {
   {
     Stmt s(db_,
            "SELECT s.case_id, s.metric, s.unit, s.better, s.n, s.min, s.median, s.mean, s.stddev, s.rel_stddev, "
-           "s.p05, s.p95, s.max, s.ci_lo, s.ci_hi FROM summaries s JOIN cases c ON c.id = s.case_id "
+           "s.p05, s.p95, s.max, s.ci_lo, s.ci_hi, s.deterministic FROM summaries s JOIN cases c ON c.id = s.case_id "
            "WHERE c.run_id = ? ORDER BY s.case_id, s.rowid",
            "cannot load summaries");
     s.bind(1, run_id);
@@ -517,6 +517,7 @@ RunData Store::load_run(int64_t run_id) {
       r.metric = s.col_text(1);
       r.unit = s.col_text(2);
       r.better = parse_better(s.col_text(3));
+      r.deterministic = s.col_int(15) != 0;
       auto& st = r.stats;
       st.n = s.col_int(4);
       st.min = s.col_double(5);
@@ -548,7 +549,7 @@ RunData Store::load_run(int64_t run_id) {
 std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& run_ids, std::string_view metric) {
   std::string sql =
       "SELECT c.run_id, c.workload, c.params_key, c.label, c.backend, c.comm, c.ranks, c.primary_metric, "
-      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi, c.params_json, c.id "
+      "c.throttled, s.metric, s.unit, s.better, s.n, s.median, s.ci_lo, s.ci_hi, c.params_json, c.id, s.deterministic "
       "FROM cases c JOIN summaries s ON s.case_id = c.id "
       "WHERE c.run_id IN (SELECT value FROM json_each(?1)) AND c.status = 'ok'";
   if (metric == "primary") sql += " AND s.metric = c.primary_metric";
@@ -574,6 +575,7 @@ std::vector<MetricPoint> Store::load_metric_points(const std::vector<int64_t>& r
     p.metric = s.col_text(9);
     p.unit = s.col_text(10);
     p.better = parse_better(s.col_text(11));
+    p.deterministic = s.col_int(18) != 0;
     p.n = s.col_int(12);
     p.median = s.col_double(13);
     p.ci_lo = s.col_double(14);

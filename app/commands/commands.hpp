@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mlsb::cli {
 
@@ -11,6 +12,7 @@ namespace mlsb::cli {
 struct Globals {
   std::string db;            ///< the results store: --db, $MLSB_DB or ./mlsysbench.db
   std::string command_line;  ///< the whole command line, as a run records it
+  std::vector<std::string> args;  ///< argv[1..], as given (`run --measure instructions` re-executes them)
 };
 
 /// A registered subcommand: its node in the CLI11 app and what runs it.

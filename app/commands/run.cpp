@@ -1,10 +1,18 @@
 // `mlsysbench run`: a suite or one workload, planned, run on every rank and stored by rank 0.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -17,7 +25,9 @@
 #include "app/catalog.hpp"
 #include "app/commands/commands.hpp"
 #include "app/commands/common.hpp"
+#include "backends/comm/communicator.hpp"
 #include "backends/comm/mpi_env.hpp"
+#include "harness/callgrind.hpp"
 #include "harness/plan.hpp"
 #include "harness/progress.hpp"
 #include "harness/runner.hpp"
@@ -35,7 +45,7 @@ struct RunArgs {
   std::optional<int> repetitions, warmup;
   std::optional<double> max_time, timeout;
   uint64_t seed = 1;
-  std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms;
+  std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms, measure;
   bool dry_run = false;
 };
 
@@ -53,6 +63,57 @@ nlohmann::json selection_of(const RunArgs& args) {
           {"runner",
            {{"repetitions", opt(args.repetitions)}, {"warmup", opt(args.warmup)}, {"max_time_s", opt(args.max_time)},
             {"timeout_s", opt(args.timeout)}}}};
+}
+
+// The counted run's process, to which run_counted's parent forwards Ctrl-C, SIGTERM and SIGHUP.
+volatile pid_t g_counted_child = 0;
+extern "C" void forward_to_counted_child(int sig) {
+  if (g_counted_child > 0) ::kill(g_counted_child, sig);
+}
+
+// `run --measure instructions` outside callgrind: checks what cannot be counted, then runs this very
+// command under valgrind's callgrind (runner/callgrind.hpp) and returns its exit code. Throws
+// std::invalid_argument (exit 2) for a GPU backend, MPI ranks, a time-based stopping rule or no valgrind.
+int run_counted(const RunArgs& args, const Globals& globals) {
+  if (args.backend == "cuda")
+    throw std::invalid_argument("--measure instructions counts CPU work: not with --backend cuda (GPU cases are "
+                                "timed on the device)");
+  if (comm::resolve_comm_kind(args.comm_kind) != "local")
+    throw std::invalid_argument("--measure instructions counts one process: not under mpirun/srun or --comm mpi|nccl");
+  if (args.max_time)
+    throw std::invalid_argument("--measure instructions takes a fixed sample count (--repetitions): a time-based "
+                                "stopping rule (--max-time) would make the count of samples depend on wall time");
+  const std::filesystem::path valgrind = find_valgrind();
+  char tmpl[] = "/tmp/mlsb-callgrind-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a folder for callgrind's dumps: ") + std::strerror(errno));
+  const std::filesystem::path dir = tmpl;
+  const auto cmd = callgrind_command(valgrind, std::filesystem::read_symlink("/proc/self/exe"), globals.args, dir);
+  std::vector<char*> argv;
+  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::setenv(kCallgrindDirEnv, dir.c_str(), 1);
+  std::fprintf(stderr, "counting instructions under callgrind (about 50 times slower than running natively)\n");
+  pid_t pid = 0;
+  int status = 0;
+  const int err = ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (err == 0) {
+    g_counted_child = pid;
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, forward_to_counted_child);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::string log;
+  if (std::ifstream in(dir / "valgrind.log"); in) log.assign(std::istreambuf_iterator<char>(in), {});
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (err != 0) throw std::runtime_error("cannot start " + valgrind.string() + ": " + std::strerror(err));
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "mlsysbench: the counted run ended by signal %d; valgrind's log:\n%s\n", WTERMSIG(status), log.c_str());
+    return 1;
+  }
+  const int code = WEXITSTATUS(status);
+  if (code != 0 && code != 1 && code != 2 && code != 130) std::fprintf(stderr, "valgrind's log:\n%s\n", log.c_str());
+  return code;
 }
 
 // Runs `body` (given whether this is rank 0) on every rank and returns rank 0's exit code on all of
@@ -112,8 +173,16 @@ int run_run(const RunArgs& args, const Globals& globals) {
   ro.warmup = args.warmup;
   if (args.max_time) ro.max_time_s = args.max_time;
   ro.timeout_s = args.timeout;
-  const auto plan =
-      build_plan(args.target, default_suite_dirs(), parse_axis_overrides(args.axis_specs), ro, args.filter);
+  const auto overrides = parse_axis_overrides(args.axis_specs);
+  auto plan = build_plan(args.target, default_suite_dirs(), overrides, ro, args.filter);
+  const std::string measure = !args.measure.empty() ? args.measure : plan.measure;
+  if (measure == "instructions") {
+    if (!counting() && !args.dry_run) return run_counted(args, globals);
+    if (!args.repetitions) {  // a fixed sample count: --repetitions, else 3 (counts repeat to the instruction)
+      ro.set_repetitions(3);
+      plan = build_plan(args.target, default_suite_dirs(), overrides, ro, args.filter);
+    }
+  }
   if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + args.filter + "'");
   if (args.dry_run) {
     print_plan(plan);
@@ -160,6 +229,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
     opts.branch = args.branch;
     opts.selection = selection_of(args);
     opts.confirms = confirms;
+    opts.measure = measure;
     const auto out =
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
     if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
@@ -227,6 +297,11 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
   run->add_option("--filter", args->filter, "run only cases whose id (workload/axis=value,...) matches this regex");
   run->add_flag("--dry-run", args->dry_run, "print the cases and exit");
+  run->add_option("--measure", args->measure,
+                  "time (default) | instructions: count every measured sample's instructions under valgrind's "
+                  "callgrind (deterministic; fixed caches and sample count; CPU cases of one process only), "
+                  "as a suite's \"measure\" key does")
+      ->check(CLI::IsMember({"time", "instructions"}));
   run->add_option("--confirms", args->confirms,
                   "this run re-runs cases of RUN to confirm a regression: it is stored as partial (never a "
                   "reference) and linked to RUN (the nightly's confirming re-run)");

@@ -42,7 +42,7 @@ reports::CaseRecord case_stub(const CaseSpec& spec, RunComms& comms) {
 
 CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
                            const std::atomic<bool>& cancel, const std::function<void(const CaseProgress&)>& on_tick,
-                           RunComms& comms) {
+                           RunComms& comms, bool counted) {
   CaseResult result;
   reports::CaseRecord& rec = result.rec;
   rec = case_stub(spec, comms);
@@ -50,6 +50,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   auto exec = std::make_shared<CaseExecution>();
   exec->spec = spec;
   exec->backend = backend;
+  exec->counted = counted;
   exec->seed = case_seed(run_seed, data_key(make_workload(spec.workload)->info(), spec.params));
   const double timeout = spec.runner.timeout_s;
   bool ready = false;
@@ -96,7 +97,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
       rec.samples = exec->state->samples();
       for (const auto& [metric, values] : rec.samples) {
         const Metric* m = info->find_metric(metric);
-        rec.summaries.push_back({metric, m->unit, m->better, summarize(values, exec->seed)});
+        rec.summaries.push_back({metric, m->unit, m->better, summarize(values, exec->seed), m->deterministic});
       }
     }
   }

@@ -24,9 +24,10 @@ reports::CaseRecord case_stub(const CaseSpec& spec, RunComms& comms);
 
 /// Runs one case on this rank (sampling under the watchdog, with `spec.runner.timeout_s`), builds its
 /// record (samples and summaries only when ok; items always; GPU state; warnings appended to the
-/// reason), then votes with the other ranks of comms.control on its status (vote_on_case).
+/// reason), then votes with the other ranks of comms.control on its status (vote_on_case). `counted`: every
+/// measured sample counted under callgrind (CaseExecution::counted).
 CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uint64_t run_seed,
                            const std::atomic<bool>& cancel, const std::function<void(const CaseProgress&)>& on_tick,
-                           RunComms& comms);
+                           RunComms& comms, bool counted = false);
 
 }  // namespace mlsb::runner

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/probe.hpp"
 #include "harness/registry.hpp"
+#include "harness/callgrind.hpp"
 #include "harness/runner.hpp"
 #include "util/clock.hpp"
 #include "util/text.hpp"
@@ -55,7 +56,18 @@ void CaseExecution::run_samples(Workload& w) {
     if (cancel) throw Cancelled{};
     st.begin_sample(-1 - i, true);
     w.sample(st);
+    if (between_samples) between_samples();
   }
+  // A counted case with the extra-work knob: one more (counted, unrecorded) warm-up sizes the extra work.
+  double extra = 0;
+  if (counted && extra_work_for(1) > 0) {
+    st.begin_sample(-1 - rules.warmup, true);
+    CountedSample probe;
+    probe.begin();
+    w.sample(st);
+    if (const auto t = probe.end()) extra = extra_work_for(static_cast<double>(t->ir));
+  }
+  CountedSample counter(extra);
   double measured = 0;
   int n = 0;
   double noise = INFINITY;
@@ -68,7 +80,14 @@ void CaseExecution::run_samples(Workload& w) {
     if (cancel) throw Cancelled{};
     st.begin_sample(n, false);
     const auto t0 = Clock::now();
+    if (counted) counter.begin();
     w.sample(st);
+    if (counted) {
+      const auto totals = counter.end();
+      if (!totals) st.fail("--measure instructions: this process is not running under callgrind");
+      const std::vector<double> values = counted_values(*totals);
+      for (size_t i = 0; i < values.size(); ++i) st.record(counted_metrics()[i].name, values[i]);
+    }
     if (cancel) throw Cancelled{};  // a cancelled sample may be partial: never recorded
     measured += seconds_since(t0);
     ++n;
@@ -80,6 +99,7 @@ void CaseExecution::run_samples(Workload& w) {
     // Rank 0 decides, so every rank takes the same number of samples.
     const bool stop = ctl->rank() == 0 && should_stop(rules, n, measured, noise);
     if (agree(stop ? kStop : kGo) == kStop) break;
+    if (between_samples) between_samples();
   }
   if (read_gpus) gpu_after = read_visible_gpus();
   syncing_ = false;
@@ -97,11 +117,26 @@ void CaseExecution::run_steps() {
   try {
     auto workload = make_workload(spec.workload);
     info = workload->info();
+    std::vector<std::string> counted_names;
+    if (counted) {  // the instrument's metrics replace the workload's own; instructions is the primary
+      if (!info->countable)
+        throw SkipCase("--measure instructions: " + info->name +
+                       " runs its work in other processes (MCP servers), which callgrind does not count");
+      if (ctl->size() > 1) throw SkipCase("--measure instructions counts one process: not under MPI ranks > 1");
+      for (const Metric& m : counted_metrics()) {
+        info->metrics.push_back(m);
+        counted_names.push_back(m.name);
+      }
+      info->primary_metric = "instructions";
+    }
     state = std::make_unique<State>(*info, spec.params, seed, work_dir);
+    if (counted) state->keep_only(counted_names);
     state->set_cancel_flag(&cancel);
     state->set_comm(comm.get());
     live_state = state.get();
     resolved_backend = resolve_backend(backend, *info, gpu_probe());
+    if (counted && resolved_backend != "cpu")
+      throw SkipCase("--measure instructions counts CPU work; the " + resolved_backend + " backend is timed on the device");
     state->set_backend(resolved_backend);
     try {
       workload->setup(*state);

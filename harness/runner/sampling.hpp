@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,11 @@ struct CaseExecution {
   std::string backend;  ///< the request: cpu | cuda | auto (resolve_backend)
   uint64_t seed = 0;    ///< the case's seed (case_seed)
   std::filesystem::path work_dir;
+  /// Count every measured sample under callgrind (run --measure instructions): the case records the
+  /// instrument's metrics (runner/callgrind.hpp) instead of its own, and runs on the watching thread.
+  bool counted = false;
+  /// Called between measured samples (outside what is counted): a counted case's watchdog tick.
+  std::function<void()> between_samples;
   /// `ctl` carries the ranks' per-sample agreement (the stopping decision); `comm` is the workload's.
   std::unique_ptr<comm::Communicator> ctl, comm;
 

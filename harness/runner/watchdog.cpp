@@ -12,8 +12,30 @@ WatchOutcome watch_case(const std::shared_ptr<CaseExecution>& exec, double timeo
                         const std::atomic<bool>& interrupt, const std::function<void(const CaseProgress&)>& on_tick,
                         bool several_ranks) {
   WatchOutcome out;
-  std::thread worker([exec] { exec->run(); });
   const auto start = Clock::now();
+  const auto tick = [&] {
+    if (!on_tick) return;
+    CaseProgress p{exec->samples.load()};
+    if (const State* st = exec->live_state.load()) {
+      std::tie(p.done, p.total) = st->progress();
+      p.state = st;
+    }
+    on_tick(p);
+  };
+  if (exec->counted) {
+    // A counted case runs on this thread: a watchdog waking during a sample would be counted with it. Its
+    // tick, timeout and interrupt checks run between samples (a sample itself is never cut short).
+    exec->between_samples = [&] {
+      tick();
+      out.interrupted = interrupt.load();
+      out.timed_out = !out.interrupted && timeout_s > 0 && seconds_since(start) > timeout_s;
+      if (out.interrupted || out.timed_out) exec->cancel = true;
+    };
+    exec->run();
+    out.finished = true;
+    return out;
+  }
+  std::thread worker([exec] { exec->run(); });
   Clock::time_point cancelled_at;
   {
     std::unique_lock lock(exec->mutex);
@@ -21,14 +43,7 @@ WatchOutcome watch_case(const std::shared_ptr<CaseExecution>& exec, double timeo
       exec->cv.wait_for(lock, std::chrono::milliseconds(200));
       if (exec->done) break;
       lock.unlock();
-      if (on_tick) {
-        CaseProgress p{exec->samples.load()};
-        if (const State* st = exec->live_state.load()) {
-          std::tie(p.done, p.total) = st->progress();
-          p.state = st;
-        }
-        on_tick(p);
-      }
+      tick();
       lock.lock();
       const auto now = Clock::now();
       if (!exec->cancel) {

@@ -102,6 +102,10 @@ ALTER TABLE runs ADD COLUMN suspect TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN confirms TEXT NOT NULL DEFAULT '';
 UPDATE runs SET partial = 1 WHERE argv LIKE '% --filter %' OR argv LIKE '% --filter=%';
 )sql"},
+    // Counted instruments: a metric that repeats to the last digit is judged by the threshold alone.
+    Migration{5, R"sql(
+ALTER TABLE summaries ADD COLUMN deterministic INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

@@ -12,8 +12,9 @@ namespace mlsb::moe_train {
 class CpuPeak {
  public:
   CpuPeak() = default;
-  /// Measures the peak (cpu::measured_gemm_peak_tflops) at `shapes` on `threads` OpenBLAS threads.
-  CpuPeak(int threads, std::vector<cpu::GemmShape> shapes);
+  /// Measures the peak (cpu::measured_gemm_peak_tflops) at `shapes` on `threads` OpenBLAS threads; not when
+  /// the runner counts instructions (State::counting: the peak is wall-clock work, NaN then).
+  CpuPeak(int threads, std::vector<cpu::GemmShape> shapes, bool counting);
 
   /// The peak in TFLOP/s (0 before it is measured).
   double tflops() const { return tflops_; }

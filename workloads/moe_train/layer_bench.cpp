@@ -149,7 +149,7 @@ class LayerBench final : public Workload {
       return;
     }
     cpu::set_blas_threads(threads_);
-    cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(config_, tokens_, ranks));
+    cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(config_, tokens_, ranks), state.counting());
     peak_tflops_ = cpu_peak_.tflops();
     reset_peak_rss();
     layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);

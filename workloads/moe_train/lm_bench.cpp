@@ -93,7 +93,7 @@ class LmBench final : public Workload {
     state.add_item("corpus", {{"source", corpus_.source}, {"files", corpus_.files}, {"bytes", corpus_.text.size()},
                               {"train_bytes", split_}, {"eval_bytes", corpus_.text.size() - split_}});
     cpu::set_blas_threads(threads_);
-    peak_ = CpuPeak(threads_, expert_gemm_shapes(cfg_.moe, batch_ * cfg_.seq, 1));
+    peak_ = CpuPeak(threads_, expert_gemm_shapes(cfg_.moe, batch_ * cfg_.seq, 1), state.counting());
     const std::string trace = state.get_string("trace_out");
     if (trace != "none") {
       try {

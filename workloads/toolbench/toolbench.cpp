@@ -155,6 +155,7 @@ class ToolbenchWorkload final : public Workload {
         {"cost_usd", "USD", Better::Lower, "LLM agents: estimated cost of the sample at the prices file's rates"},
     };
     w.primary_metric = "pass_at_1";
+    w.countable = false;  // the tools run in MCP server processes, which callgrind does not count
     w.examples = {
         "run toolbench -p agent=oracle,heuristic",
         "run toolbench -p dataset=../shared/mcptoolbench/data/file_system/filesystem_0723_single.json -p concurrency=4",

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 
 #include "harness/plan.hpp"
@@ -38,10 +40,14 @@ TEST(CpuPeak, AMeasurementIsPositiveCachedAndNeverLoweredByAnother) {
   const double first = cpu::measured_gemm_peak_tflops(1, shapes);
   EXPECT_GT(first, 0);
   EXPECT_EQ(cpu::measured_gemm_peak_tflops(1, shapes), first) << "cached per thread count and shapes";
-  CpuPeak peak(1, shapes);
+  CpuPeak peak(1, shapes, /*counting=*/false);
   const double p = peak.tflops();
   EXPECT_EQ(peak.cover(p / 2), p) << "a step below the peak leaves it alone";
   EXPECT_GE(peak.cover(p * 1e6), p) << "a step above it measures again, keeping the higher";
+  // Under a counting instrument the peak is wall-clock work: never measured.
+  CpuPeak counted(1, {{4096, 4096, 4096}}, /*counting=*/true);
+  EXPECT_TRUE(std::isnan(counted.tflops()));
+  EXPECT_TRUE(std::isnan(counted.cover(1e9)));
 }
 
 TEST(CpuPeak, AShapeWithANonPositiveDimensionIsRefused) {

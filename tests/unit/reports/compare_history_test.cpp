@@ -170,6 +170,40 @@ TEST(CompareHistory, ThreeRunsOfHistoryUseTheTwoRunRuleAndCatchOnePointFiveTimes
   EXPECT_EQ(compare_runs(run_at(1.0, rng), run_at(1.15, rng), {}, h).metrics.at(0).verdict, Verdict::Noisy);
 }
 
+// A counted case: `count` instructions in each of 3 samples, declared deterministic, of commit `sha`.
+RunData counted(double count, const std::string& sha) {
+  RunData d;
+  d.run.git_sha = sha;
+  d.cases.push_back(make_case("compress", {{"codec", "zstd"}}, {{"instructions", {count, count, count}}}));
+  d.cases.back().primary_metric = "instructions";
+  d.cases.back().summaries[0].better = Better::Lower;
+  d.cases.back().summaries[0].deterministic = true;
+  return d;
+}
+
+TEST(CompareHistory, ACountedMetricIsJudgedByTheThresholdAloneAndOneCommitMustRepeatIt) {
+  // Another commit: 2% more instructions is worse (three identical samples a side: no test could say so),
+  // 0.5% is within the 1% threshold.
+  const auto worse = compare_runs(counted(1e6, "a"), counted(1.02e6, "b")).metrics.at(0);
+  EXPECT_TRUE(worse.deterministic);
+  EXPECT_EQ(worse.verdict, Verdict::Worse);
+  EXPECT_EQ(compare_runs(counted(1e6, "a"), counted(0.98e6, "b")).metrics.at(0).verdict, Verdict::Better);
+  EXPECT_EQ(compare_runs(counted(1e6, "a"), counted(1.005e6, "b")).metrics.at(0).verdict, Verdict::Same);
+  // The same commit: counts that differ beyond 1e-3 are a determinism defect, never worse.
+  const auto defect = compare_runs(counted(1e6, "a"), counted(1.02e6, "a")).metrics.at(0);
+  EXPECT_EQ(defect.verdict, Verdict::Noisy);
+  EXPECT_NE(defect.why.find("determinism defect: two runs of one commit differ by 2"), std::string::npos) << defect.why;
+  EXPECT_EQ(compare_runs(counted(1e6, "a"), counted(1e6 + 20, "a")).metrics.at(0).verdict, Verdict::Same);
+  // A dirty tree is not "one commit".
+  RunData dirty = counted(1.02e6, "a");
+  dirty.run.git_dirty = true;
+  EXPECT_EQ(compare_runs(counted(1e6, "a"), dirty).metrics.at(0).verdict, Verdict::Worse);
+  // A side that does not declare it (an old store): the ordinary rule.
+  RunData plain = counted(1.02e6, "b");
+  plain.cases[0].summaries[0].deterministic = false;
+  EXPECT_FALSE(compare_runs(counted(1e6, "a"), plain).metrics.at(0).deterministic);
+}
+
 TEST(CompareHistory, TheBasesPrimaryMetricStaysJudged) {
   std::mt19937_64 rng(6);
   const RunData base = run_at(1.0, rng);

@@ -84,7 +84,8 @@ TEST(Baseline, AutoPicksTheNewestCleanRunOfTheSameMachineBranchAndSuiteOfAnyComm
   // Medians for the t-test: one per run and case and metric, newest first.
   const auto& medians = ref->history.at(case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms");
   EXPECT_EQ(medians.size(), 5u);
-  for (const auto& row : store.load_run(same_sha).cases[0].summaries) {
+  const RunData newest = store.load_run(same_sha);
+  for (const auto& row : newest.cases[0].summaries) {
     if (row.metric != "time_ms") continue;
     EXPECT_EQ(medians.front(), row.stats.median);
   }
@@ -223,7 +224,7 @@ TEST(History, AStoreFromBeforeMachineKeysMigratesAndItsRunsAreTheirOwnMachine) {
                             "ALTER TABLE runs DROP COLUMN pid", "ALTER TABLE runs DROP COLUMN host",
                             "ALTER TABLE runs DROP COLUMN reason", "ALTER TABLE runs DROP COLUMN selection_json",
                             "ALTER TABLE runs DROP COLUMN partial", "ALTER TABLE runs DROP COLUMN suspect",
-                            "ALTER TABLE runs DROP COLUMN confirms",
+                            "ALTER TABLE runs DROP COLUMN confirms", "ALTER TABLE summaries DROP COLUMN deterministic",
                             "UPDATE schema_version SET version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
     sqlite3_close(db);
