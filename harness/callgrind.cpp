@@ -88,7 +88,7 @@ double extra_work_cost() {
 }  // namespace
 
 const std::vector<Metric>& counted_metrics() {
-  // Instructions repeat between processes to within about 1e-4 (clock reads and allocations inside a
+  // Instructions repeat between processes to within about 3e-4 (clock reads and allocations inside a
   // sample); what the simulated caches see also follows where the heap landed (0.1-0.3% between processes),
   // so the cache metrics are measured ones, not deterministic.
   static const std::vector<Metric> metrics = {
