@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "util/json_parse.hpp"
 
@@ -24,6 +23,11 @@ std::string gpu_names(const nlohmann::json& env) {
   return out;
 }
 
+// The runner options a run was given (RunRecord::selection's "runner"); null for a run stored before them.
+nlohmann::json runner_options(const RunRecord& r) {
+  return r.selection.is_object() && r.selection.contains("runner") ? r.selection["runner"] : nlohmann::json();
+}
+
 bool usable(const CaseRecord& c) {
   if (c.status != CaseStatus::Ok || c.throttled) return false;
   for (const auto& [metric, values] : c.samples)
@@ -40,10 +44,7 @@ void sort_newest_first(std::vector<RunRecord>& runs) {
 }
 
 bool same_runner_options(const RunRecord& a, const RunRecord& b) {
-  const auto runner = [](const RunRecord& r) {
-    return r.selection.is_object() && r.selection.contains("runner") ? r.selection["runner"] : nlohmann::json();
-  };
-  const nlohmann::json ra = runner(a), rb = runner(b);
+  const nlohmann::json ra = runner_options(a), rb = runner_options(b);
   return ra.is_null() || rb.is_null() || ra == rb;
 }
 
@@ -124,8 +125,7 @@ std::string no_baseline_note(Store& store, const RunRecord& cand) {
       partial += r.partial;
       suspect += !r.suspect.empty();
     }
-  const nlohmann::json runner =
-      cand.selection.is_object() && cand.selection.contains("runner") ? cand.selection["runner"] : nlohmann::json();
+  const nlohmann::json runner = runner_options(cand);
   return "no baseline yet: no earlier ok, complete run of suite '" + cand.suite + "' with an ok case on machine " +
          (cand.machine_key.empty() ? std::string("(none recorded)") : cand.machine_key) + ", branch '" + cand.branch +
          "'" + (runner.is_null() ? std::string() : ", runner options " + dump_json(runner)) + " (" +
