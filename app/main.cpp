@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   // In this order in --help and in the unknown-command message.
   const std::vector<cli::Command> commands = {
       cli::add_list_command(app),      cli::add_run_command(app),     cli::add_report_command(app),
-      cli::add_compare_command(app),   cli::add_history_command(app), cli::add_import_command(app),
+      cli::add_compare_command(app),   cli::add_history_command(app), cli::add_nightly_command(app), cli::add_import_command(app),
       cli::add_mcp_serve_command(app), cli::add_env_command(app),     cli::add_db_command(app)};
 
   try {

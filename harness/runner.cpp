@@ -103,6 +103,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   std::optional<reports::StoreError> store_error;
   if (root) {
     reports::RunRecord run;
+    run.uuid = options.uuid;
     run.suite = plan.suite;
     run.argv = options.argv;
     run.tags = options.tags;

@@ -87,6 +87,8 @@ struct RunOptions {
   /// "time", or "instructions": every case counted under callgrind (the process must run under it:
   /// runner::counting(); cases it cannot count are skipped with the reason).
   std::string measure = "time";
+  /// The uuid to store the run under ("" = a random one): a caller that starts `mlsysbench run` finds its run by it.
+  std::string uuid;
 };
 
 struct RunOutcome {

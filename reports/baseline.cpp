@@ -133,6 +133,12 @@ std::string no_baseline_note(Store& store, const RunRecord& cand) {
          std::to_string(partial) + " partial, " + std::to_string(suspect) + " suspect)";
 }
 
+std::string commit_range(const RunRecord& base, const RunRecord& cand) {
+  if (!base.git_sha.empty() && base.git_sha == cand.git_sha)
+    return "the same (" + cand.git_sha.substr(0, 10) + "): an unchanged commit is judged too";
+  return base.git_sha.substr(0, 10) + ".." + cand.git_sha.substr(0, 10);
+}
+
 std::vector<std::string> environment_differences(const RunRecord& base, const RunRecord& cand) {
   std::vector<std::string> out;
   const auto differ = [&](const std::string& field, const std::string& a, const std::string& b) {

@@ -54,6 +54,10 @@ std::optional<Reference> find_reference(Store& store, const RunRecord& cand, int
 /// are partial or suspect).
 std::string no_baseline_note(Store& store, const RunRecord& cand);
 
+/// The commits between a reference and a candidate, as the gate names them: "abc1234567..def4567890", or
+/// "the same (abc1234567): an unchanged commit is judged too".
+std::string commit_range(const RunRecord& base, const RunRecord& cand);
+
 /// The environment fields in which two runs differ, of those that make numbers incomparable or explain a
 /// change on an unchanged commit: machine key, GPU driver, CUDA runtime, build type, compiler flags, GPU
 /// names. Each entry reads "field: base -> cand".

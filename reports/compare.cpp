@@ -220,6 +220,21 @@ std::vector<CaseInRuns> Comparison::missing_in_candidate() const {
   return out;
 }
 
+std::vector<std::string> Comparison::worse_cases() const {
+  std::vector<std::string> out;
+  for (const auto& m : metrics)
+    if (m.primary && m.verdict == Verdict::Worse) {
+      std::string id = m.workload + "/" + m.params_key;
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(std::move(id));
+    }
+  return out;
+}
+
+bool Comparison::fails_gate() const {
+  return has_regression() || !new_failures().empty() || !lost_primary.empty() || metrics.empty() ||
+         (!cand.partial && !missing_in_candidate().empty());
+}
+
 Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options,
                         const HistoryMedians& history) {
   if (!(options.threshold >= 0)) throw std::invalid_argument("compare: threshold must be >= 0");

@@ -132,6 +132,13 @@ struct Comparison {
   std::vector<CaseInRuns> new_failures() const;
   /// Cases that were ok in the base and are absent from the candidate.
   std::vector<CaseInRuns> missing_in_candidate() const;
+  /// The ids (workload/params_key, as `run --filter` matches them) of the cases whose primary metric is
+  /// worse, in metric order, each once.
+  std::vector<std::string> worse_cases() const;
+  /// What `compare --fail-on-regression` fails on (besides a run compared with itself or another suite): a
+  /// worse primary metric, a case ok in the base that failed or timed out or lost its primary metric, no
+  /// case compared, or a case ok in the base missing from a complete (not partial) candidate.
+  bool fails_gate() const;
 };
 
 /// The key that pairs cases across runs: workload, params, communicator and rank count (cases on another

@@ -200,12 +200,6 @@ std::string comparison_json(const Comparison& cmp) {
                        {"base_run", m.base_run}, {"reference", json_number(m.reference)},
                        {"rel_noise", json_number(m.rel_noise)}, {"detectable", json_number(m.detectable)},
                        {"detectable_full", json_number(m.detectable_full)}});
-  ojson worse = ojson::array();  // full case ids, as `run --filter` matches them
-  for (const auto& m : cmp.metrics)
-    if (m.primary && m.verdict == Verdict::Worse) {
-      const std::string id = m.workload + "/" + m.params_key;
-      if (std::find(worse.begin(), worse.end(), id) == worse.end()) worse.push_back(id);
-    }
   const auto run = [](const RunRecord& r) {
     return ojson{{"id", r.id}, {"uuid", r.uuid}, {"suite", r.suite}, {"git_sha", r.git_sha}};
   };
@@ -217,7 +211,7 @@ std::string comparison_json(const Comparison& cmp) {
                      {"run_noise", cmp.options.run_noise},
                      {"history_limit", cmp.options.history_limit},
                      {"regression", cmp.has_regression()},
-                     {"worse_cases", std::move(worse)},
+                     {"worse_cases", cmp.worse_cases()},
                      {"metrics", std::move(metrics)},
                      {"only_base", case_list(cmp.only_base)},
                      {"only_cand", case_list(cmp.only_cand)},

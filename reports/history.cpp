@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
@@ -76,7 +77,7 @@ History load_history(Store& store, const HistoryQuery& q) {
   }
   if (q.last > 0 && static_cast<int>(runs.size()) > q.last) runs.resize(static_cast<size_t>(q.last));
   if (runs.size() < 2)
-    throw std::invalid_argument("a history needs 2 runs or more; 1 run matches (id " + std::to_string(runs.front().id) +
+    throw HistoryTooShort("a history needs 2 runs or more; 1 run matches (id " + std::to_string(runs.front().id) +
                                 ", suite '" + runs.front().suite + "', machine " +
                                 (machine_key.empty() ? std::string("(none recorded)") : machine_key) + ", branch '" + br + "')");
   std::reverse(runs.begin(), runs.end());  // oldest first
@@ -182,6 +183,18 @@ std::vector<HistoryRegression> standing_regressions(const History& h, bool prima
     }
   }
   return out;
+}
+
+std::string describe(const HistoryRegression& r) {
+  const std::string what = r.series->name + " " + r.series->metric + ": ";
+  const auto sha = [](const RunRecord* run) { return run->git_sha.substr(0, 10); };
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.1f%%", 100 * r.step->change);
+  if (r.drift_end)
+    return what + "a drift of " + change + " over runs " + std::to_string(r.first_run->id) + ".." +
+           std::to_string(r.drift_end->id) + " (git " + sha(r.first_run) + " -> " + sha(r.drift_end) + ")";
+  return what + change + " from run " + std::to_string(r.first_run->id) + " (git " + sha(r.last_good) + " -> " +
+         sha(r.first_run) + ")";
 }
 
 }  // namespace mlsb::reports

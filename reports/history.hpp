@@ -1,6 +1,7 @@
 #pragma once
 // A history: the medians of each case and metric over the stored runs of one suite, machine key and
 // branch, in run order (`mlsysbench history`), with the steps detect_steps finds in each series.
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,10 +51,13 @@ struct History {
   StepOptions options;
 };
 
+/// load_history's error when the query selects a single run: no history yet (a suite's first night).
+struct HistoryTooShort : std::invalid_argument { using std::invalid_argument::invalid_argument; };
+
 /// Loads the history the query selects. Throws std::invalid_argument with a message naming what
 /// matched nothing and what the store holds instead: an empty store, a suite, tag, machine or branch
 /// that matches no run, runs of several suites without --suite, fewer than 2 runs, a bad regex, or a
-/// filter or metric that matches no case.
+/// filter or metric that matches no case; HistoryTooShort (an invalid_argument) for a single run.
 History load_history(Store& store, const HistoryQuery& query);
 
 /// Runs detect_steps on every series (throttled points and those of partial or suspect runs left out),
@@ -69,6 +73,9 @@ struct HistoryRegression {
   const RunRecord* drift_end = nullptr;  ///< a drift's last run; nullptr for a step
 };
 std::vector<HistoryRegression> standing_regressions(const History& history, bool primary_only = true);
+/// One line naming it: "CASE METRIC: +12.0% from run 41 (git abc -> def)", or for a drift "CASE METRIC: a
+/// drift of +18.0% over runs 30..41 (git abc -> def)".
+std::string describe(const HistoryRegression& r);
 
 /// "text" (a line per series and the regressions), "json" (schema "mlsysbench.history/1"), "md" or
 /// "html" (one self-contained page: a line chart per series with the steps marked, hover titles naming

@@ -615,4 +615,11 @@ bool Store::delete_run(int64_t run_id) {
   return sqlite3_changes(db_) > 0;
 }
 
+void Store::copy_to(const std::filesystem::path& dest) {
+  std::error_code ec;
+  std::filesystem::remove(dest, ec);
+  Stmt s(db_, "VACUUM INTO ?", "cannot copy the store");
+  s.bind(1, dest.string()).run();
+}
+
 }  // namespace mlsb::reports

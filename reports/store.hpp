@@ -100,6 +100,9 @@ class Store {
   std::vector<double> last_case_seconds(const std::vector<std::pair<std::string, std::string>>& cases);
   /// Deletes a run and everything under it; false when it did not exist.
   bool delete_run(int64_t run_id);
+  /// Writes a consistent copy of the whole store to `dest` (replacing it; SQLite's VACUUM INTO), while
+  /// other processes may write: what a CI job keeps as an artifact. Throws StoreError naming the failure.
+  void copy_to(const std::filesystem::path& dest);
 
   const std::filesystem::path& path() const { return path_; }
 

@@ -37,6 +37,9 @@ Command add_compare_command(CLI::App& app);
 /// `history`: a metric's medians over the stored runs, with step detection.
 Command add_history_command(CLI::App& app);
 
+/// `nightly`: the nightly gate (runs, comparisons, confirming re-runs, history, summary.md).
+Command add_nightly_command(CLI::App& app);
+
 /// `import gbench|json FILE`: results produced elsewhere stored as a run.
 Command add_import_command(CLI::App& app);
 

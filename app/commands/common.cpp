@@ -7,6 +7,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "harness/environment.hpp"
+#include "harness/machine_key.hpp"
+
 namespace mlsb::cli {
 
 std::atomic<bool> interrupted{false};
@@ -35,6 +38,13 @@ void write_output(const std::string& text, const std::string& path) {
   if (!out) throw std::runtime_error("cannot write " + path);
   out << text;
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+nlohmann::json environment_with_machine_key() {
+  auto e = capture_environment();
+  e["machine_key"] = machine_key(e);
+  e["machine"] = machine_description(e);
+  return e;
 }
 
 std::string join_argv(int argc, char** argv) {

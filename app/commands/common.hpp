@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "reports/store.hpp"
@@ -26,6 +27,10 @@ int64_t resolve(reports::Store& store, const std::string& ref);
 /// Writes `text` to the file `path`, or to stdout when `path` is empty or "-"; throws std::runtime_error
 /// when the file cannot be written.
 void write_output(const std::string& text, const std::string& path);
+
+/// The environment a run would record (harness/environment.hpp), with its "machine_key" and "machine"
+/// description: what `env` prints and the nightly keeps as env.json.
+nlohmann::json environment_with_machine_key();
 
 /// argv joined by spaces.
 std::string join_argv(int argc, char** argv);

@@ -82,10 +82,7 @@ int run_compare(CompareArgs& args, const Globals& globals) {
                  cand.run.suite.c_str(), args.allow_suite_mismatch ? "" : " (--allow-suite-mismatch to compare them)");
     unfit = !args.allow_suite_mismatch;
   }
-  if (!base.run.git_sha.empty() && base.run.git_sha == cand.run.git_sha)
-    std::fprintf(stderr, "commits: the same (%s): an unchanged commit is judged too\n", cand.run.git_sha.substr(0, 10).c_str());
-  else
-    std::fprintf(stderr, "commits: %s..%s\n", base.run.git_sha.substr(0, 10).c_str(), cand.run.git_sha.substr(0, 10).c_str());
+  std::fprintf(stderr, "commits: %s\n", rep::commit_range(base.run, cand.run).c_str());
   const auto differences = rep::environment_differences(base.run, cand.run);
   if (!differences.empty()) {
     std::string list;
@@ -116,9 +113,7 @@ int run_compare(CompareArgs& args, const Globals& globals) {
                  cand.run.partial ? "note" : "regression", c.name.c_str(), cand.run.partial ? " (a partial run)" : "");
   const bool nothing = cmp.metrics.empty();
   if (nothing) std::fprintf(stderr, "mlsysbench: no case ok in both runs: nothing was compared\n");
-  if (args.fail_on_regression && (cmp.has_regression() || !broken.empty() || !cmp.lost_primary.empty() || nothing ||
-                                  unfit || (!missing.empty() && !cand.run.partial)))
-    return 1;
+  if (args.fail_on_regression && (unfit || cmp.fails_gate())) return 1;
   return 0;
 }
 

@@ -33,17 +33,7 @@ int run_history(const HistoryArgs& args, const Globals& globals) {
   write_output(reports::render_history(h, args.format), args.output);
   if (!args.output.empty() && args.output != "-") std::fprintf(stderr, "wrote %s\n", args.output.c_str());
   const auto regressions = reports::standing_regressions(h);
-  for (const auto& r : regressions) {
-    if (r.drift_end)
-      std::fprintf(stderr, "regression: %s %s: a drift of %+.1f%% over runs %lld..%lld (git %s -> %s)\n",
-                   r.series->name.c_str(), r.series->metric.c_str(), 100 * r.step->change,
-                   static_cast<long long>(r.first_run->id), static_cast<long long>(r.drift_end->id),
-                   r.first_run->git_sha.substr(0, 10).c_str(), r.drift_end->git_sha.substr(0, 10).c_str());
-    else
-      std::fprintf(stderr, "regression: %s %s: %+.1f%% from run %lld (git %s -> %s)\n", r.series->name.c_str(),
-                   r.series->metric.c_str(), 100 * r.step->change, static_cast<long long>(r.first_run->id),
-                   r.last_good->git_sha.substr(0, 10).c_str(), r.first_run->git_sha.substr(0, 10).c_str());
-  }
+  for (const auto& r : regressions) std::fprintf(stderr, "regression: %s\n", reports::describe(r).c_str());
   return args.fail_on_regression && !regressions.empty() ? 1 : 0;
 }
 

@@ -45,7 +45,7 @@ struct RunArgs {
   std::optional<int> repetitions, warmup;
   std::optional<double> max_time, timeout;
   uint64_t seed = 1;
-  std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms, measure;
+  std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms, measure, uuid;
   bool dry_run = false;
 };
 
@@ -230,6 +230,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
     opts.selection = selection_of(args);
     opts.confirms = confirms;
     opts.measure = measure;
+    opts.uuid = args.uuid;
     const auto out =
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
     if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
@@ -305,6 +306,16 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--confirms", args->confirms,
                   "this run re-runs cases of RUN to confirm a regression: it is stored as partial (never a "
                   "reference) and linked to RUN (the nightly's confirming re-run)");
+  run->add_option("--uuid", args->uuid,
+                  "store the run under this uuid (default a random one), so that the caller finds it again "
+                  "(`mlsysbench nightly` does); a uuid already stored is an error")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.size() == 36 && v.find_first_not_of("0123456789abcdefABCDEF-") == std::string::npos
+                       ? std::string()
+                       : "a uuid is 36 characters of hex digits and dashes, got '" + v + "'";
+          },
+          "UUID"));
   run->add_option("--branch", args->branch,
                   "record the run under this branch (default: the git branch; under "
                   "GitHub Actions GITHUB_HEAD_REF or GITHUB_REF_NAME)");

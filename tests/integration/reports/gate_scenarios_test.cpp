@@ -21,14 +21,14 @@ using test::Night;
 constexpr const char* kGate = "compare --baseline auto latest --history 30 --fail-on-regression -f json";
 
 // The gate's verdict on the newest run of `db`: exit code, the worse case ids, stderr.
-struct Verdict {
+struct GateVerdict {
   int exit_code = -1;
   nlohmann::json worse = nlohmann::json::array();
   std::string err, out;
 };
-Verdict gate(const fs::path& db, const std::string& command = kGate) {
+GateVerdict gate(const fs::path& db, const std::string& command = kGate) {
   const auto r = run_cli(db, command);
-  Verdict v{r.exit_code, nlohmann::json::array(), r.err, r.out};
+  GateVerdict v{r.exit_code, nlohmann::json::array(), r.err, r.out};
   if (r.out.starts_with("{")) v.worse = nlohmann::json::parse(r.out)["worse_cases"];
   return v;
 }
