@@ -145,6 +145,46 @@ double within_run_floor(std::span<const double> ci_half) {
   return known.empty() ? 0 : median(known) / 1.96;
 }
 
+constexpr size_t kMinTail = 4, kMaxTail = 12;  // the newest runs tail_cut tests as a level of their own
+
+// The newest runs as a level of their own that the fit's penalty is too coarse to see (a few runs on a new
+// level weigh little against gamma = penalty * ln(n)): for tails of k = min_tail .. 12 runs of the last
+// level [b, n), each against the rest of that level (at least 2k runs), the difference of the medians in
+// units of its standard error (weighted medians, as the levels'), sigma * 1.2533 * sqrt(1/k + 1/m) with sigma the reference's own noise (MAD of
+// its values, which sees the run-to-run noise whole where first differences miss correlated noise) and the
+// correlated noise's inflation of a k-run median, (1 + rho) / (1 - rho) with rho estimated from the
+// reference's lag-1 autocorrelation. A tail qualifies when that exceeds `z`, the change exceeds `threshold`,
+// and every run of the tail lies beyond the reference's median in the worse direction (a spike is no level).
+// Returns the cut (n - k) of the largest such z, or 0.
+size_t tail_cut(const Series& s, size_t b, double threshold, double resolution, double z, bool lower_is_better) {
+  const std::span<const double> y = s.y;
+  const double sigma = s.sigma;
+  const size_t n = y.size();
+  size_t best_cut = 0;
+  double best = z;
+  for (size_t k = kMinTail; k <= kMaxTail && n >= b + 3 * k; ++k) {
+    const std::vector<double> ref(y.begin() + static_cast<std::ptrdiff_t>(b), y.end() - static_cast<std::ptrdiff_t>(k));
+    const std::vector<double> tail(y.end() - static_cast<std::ptrdiff_t>(k), y.end());
+    const double r = s.level(b, n - k).second, t = s.level(n - k, n).second;  // weighted medians
+    const double d = lower_is_better ? t - r : r - t;
+    if (!(d > threshold * std::fabs(r)) || !(d > 2 * resolution)) continue;
+    const double sd = std::max(sigma, mad_sigma(ref));
+    const double floor = r + (lower_is_better ? 0.5 : -0.5) * sd;
+    if (std::any_of(tail.begin(), tail.end(), [&](double v) { return lower_is_better ? v <= floor : v >= floor; }))
+      continue;
+    double num = 0, den = 0;  // lag-1 autocorrelation of the reference around its median
+    for (size_t i = 0; i < ref.size(); ++i) {
+      den += (ref[i] - r) * (ref[i] - r);
+      if (i) num += (ref[i] - r) * (ref[i - 1] - r);
+    }
+    const double rho_hat = den > 0 ? std::clamp(num / den, 0.0, 0.9) : 0;
+    const double rho = rho_hat < 0.25 ? 0 : rho_hat;  // below: within what white noise shows on ~20 runs
+    const double se = sd * 1.2533 * std::sqrt((1 + rho) / (1 - rho) / static_cast<double>(k) + 1.0 / static_cast<double>(ref.size()));
+    if (d / se > best) best = d / se, best_cut = n - k;
+  }
+  return best_cut;
+}
+
 }  // namespace
 
 std::vector<const Step*> StepAnalysis::regressions() const {
@@ -230,6 +270,15 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
       cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(drop));
     }
   }
+  size_t tail = 0;  // the cut tail_cut added: the first run of the newest level, judged by its rule
+  if (out.enough_history) {
+    // A newest level the fit found too short for the levels' rule is tested with the level before it.
+    const bool short_last = cuts.size() > 2 && n - cuts[cuts.size() - 2] < 3 * kMinTail;
+    tail = tail_cut(s, cuts[cuts.size() - (short_last ? 3 : 2)], o.threshold, resolution, o.tail_z,
+                    better == Better::Lower);
+    if (tail && short_last) cuts.erase(cuts.end() - 2);
+    if (tail) cuts.insert(cuts.end() - 1, tail);
+  }
 
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     Level l{cuts[i], cuts[i + 1], s.level(cuts[i], cuts[i + 1]).second, s.sigma};
@@ -291,8 +340,9 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
     st.after = b.value;
     st.change = a.value != 0 ? b.value / a.value - 1 : NAN;
     st.worse = is_worse(a.value, b.value);
-    st.significant = beyond(a, b);
-    st.standing = st.worse && st.significant && is_worse(a.value, newest.value) && beyond(a, newest);
+    st.significant = beyond(a, b) || (tail && b.begin == tail);
+    st.standing = st.worse && st.significant && is_worse(a.value, newest.value) &&
+                  (beyond(a, newest) || (tail && newest.begin == tail));
     const auto in = std::find_if(drifts.begin(), drifts.end(), [&](const Drift& d) { return i >= d.first && i <= d.last; });
     if (in == drifts.end()) out.steps.push_back(st);
     else if (i == in->first) out.steps.push_back(in->step);  // the drift stands for its steps

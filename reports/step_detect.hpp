@@ -17,6 +17,7 @@ struct StepOptions {
   size_t min_level = 2;      ///< runs a level needs: a single-run spike is never a level
   double penalty = 4.0;      ///< beta in gamma = beta * log(n), in units of the series' noise (see detect_steps)
   double noise_factor = 4.0; ///< a step must exceed this many standard errors of its levels' difference
+  double tail_z = 2.5;       ///< the newest runs' own test: standard errors their median must lie beyond (detect_steps)
 };
 
 /// A constant level of the fit over runs [begin, end) of the series.
@@ -60,6 +61,11 @@ struct StepAnalysis {
 ///     median counts less); `ci_half` may be empty (all weights 1) or hold NaN for unknown;
 ///   - a step is significant when it exceeds the threshold and noise_factor standard errors of the
 ///     difference of its two levels' medians (1.2533 sigma / sqrt(runs) each, sigma the level's noise);
+///   - the newest runs: a tail of 4..12 runs of the last level (or of the last two, when the fit's last level
+///     is shorter than 12) against the rest of it, at least twice as long, is a level of its own when its
+///     weighted median lies beyond the threshold, beyond tail_z standard errors (1.2533 sd sqrt(1/k + 1/m),
+///     sd the reference's MAD noise, the 1/k term scaled by (1 + rho) / (1 - rho) for a lag-1
+///     autocorrelation rho >= 0.25) and every tail run beyond the reference's median by sd / 2;
 ///   - a drift: two or more consecutive steps in one direction whose runs a least-squares line fits at least
 ///     as well as the levels (MAD of residuals) become one Step with drift set, sized by the line;
 ///   - fit: minimise sum_i w_i |y_i - level(i)| / sigma + gamma * (number of levels - 1) over levels of

@@ -1,8 +1,8 @@
 // Step detection on synthetic histories written here: a +10% step is found where it is, an improvement
 // is a change but no regression, a one-run spike is nothing, too short a history gives no verdict, runs
 // with wide CIs weigh less, medians that flicker between two quantised values raise no alarm, a slow drift
-// is one drift of its real size, and series without a change raise an alarm in at most 1% of 1,000 seeds
-// under three kinds of noise.
+// is one drift of its real size, a 3-sigma step with 4 runs on the new level is found in most seeds, and
+// series without a change raise an alarm in at most 1% of 1,000 seeds under three kinds of noise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -159,6 +159,21 @@ TEST(StepDetect, ASlowDriftIsReportedAsADriftOfItsRealSize) {
   const auto a = detect_steps(series(4, 60, 0.01, SeriesNoise::Gaussian, 40, 0.10), {}, Better::Lower);
   ASSERT_EQ(a.regressions().size(), 1u);
   EXPECT_FALSE(a.regressions()[0]->drift);
+}
+
+TEST(StepDetect, AThreeSigmaStepWithFourRunsOnTheNewLevelIsFoundInMostSeeds) {
+  // 20 runs at 3% noise, then 4 runs 3 sigmas (9%) or 4 sigmas (12%) slower: with the newest runs' own test
+  // (tail_cut) the 3-sigma step is found at its run (+-1) in 155 of 200 seeds (78%), the 4-sigma step in 183.
+  for (const auto& [sigmas, floor] : {std::pair{3.0, 145}, std::pair{4.0, 175}}) {
+    int found = 0;
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      const auto a = detect_steps(series(seed, 24, 0.03, SeriesNoise::Gaussian, 20, sigmas * 0.03), {}, Better::Lower);
+      const auto r = a.regressions();
+      found += !r.empty() && r.back()->at >= 19 && r.back()->at <= 21;
+    }
+    EXPECT_GE(found, floor) << sigmas << " sigmas";
+    RecordProperty("found_" + std::to_string(static_cast<int>(sigmas)) + "_sigma", found);
+  }
 }
 
 TEST(StepDetect, NoChangeRaisesAnAlarmInAtMostOnePercentOfSeeds) {
