@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
@@ -183,18 +182,6 @@ std::vector<HistoryRegression> standing_regressions(const History& h, bool prima
     }
   }
   return out;
-}
-
-std::string describe(const HistoryRegression& r) {
-  const std::string what = r.series->name + " " + r.series->metric + ": ";
-  const auto sha = [](const RunRecord* run) { return run->git_sha.substr(0, 10); };
-  char change[32];
-  std::snprintf(change, sizeof change, "%+.1f%%", 100 * r.step->change);
-  if (r.drift_end)
-    return what + "a drift of " + change + " over runs " + std::to_string(r.first_run->id) + ".." +
-           std::to_string(r.drift_end->id) + " (git " + sha(r.first_run) + " -> " + sha(r.drift_end) + ")";
-  return what + change + " from run " + std::to_string(r.first_run->id) + " (git " + sha(r.last_good) + " -> " +
-         sha(r.first_run) + ")";
 }
 
 }  // namespace mlsb::reports

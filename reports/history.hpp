@@ -73,8 +73,9 @@ struct HistoryRegression {
   const RunRecord* drift_end = nullptr;  ///< a drift's last run; nullptr for a step
 };
 std::vector<HistoryRegression> standing_regressions(const History& history, bool primary_only = true);
-/// One line naming it: "CASE METRIC: +12.0% from run 41 (git abc -> def)", or for a drift "CASE METRIC: a
-/// drift of +18.0% over runs 30..41 (git abc -> def)".
+/// One line naming it by run id and start time: "CASE METRIC: +12.3% from run 37 (2026-12-01 02:17:00 UTC,
+/// git abc -> def): 1.23 -> 1.38 ms", or for a drift "CASE METRIC: a drift of +18% over runs 20..80 (DATE ..
+/// DATE UTC, git abc -> def): 1.00 -> 1.18 ms".
 std::string describe(const HistoryRegression& r);
 
 /// "text" (a line per series and the regressions), "json" (schema "mlsysbench.history/1"), "md" or

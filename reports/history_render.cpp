@@ -23,26 +23,30 @@ std::string signed_percent(double change) {
   return (change >= 0 ? "+" : "") + fmt_num(100 * change, 3) + "%";
 }
 
+// The runs in time order (by start time: ids follow the order of storing, which imports can change).
 std::string heading(const History& h) {
   return "history of suite '" + h.suite + "' on machine " + h.machine_key + ", branch '" + h.branch + "': " +
-         std::to_string(h.runs.size()) + " runs (ids " + std::to_string(h.runs.front().id) + ".." +
-         std::to_string(h.runs.back().id) + ", " + format_utc(h.runs.front().started_at) + " .. " +
-         format_utc(h.runs.back().started_at) + " UTC)";
+         std::to_string(h.runs.size()) + " runs, " + format_utc(h.runs.front().started_at) + " .. " +
+         format_utc(h.runs.back().started_at) + " UTC";
 }
 
-// "case metric: +12.3% from run 37 (2026-12-01, git abc -> def): 1.23 -> 1.38 ms".
-std::string regression_line(const HistoryRegression& r) {
+}  // namespace
+
+std::string describe(const HistoryRegression& r) {
   const HistorySeries& s = *r.series;
-  if (r.drift_end)  // "case metric: drift +18% over runs 20..80 (git abc -> def): 1.00 -> 1.18 ms"
-    return s.name + " " + s.metric + ": drift " + signed_percent(r.step->change) + " over runs " +
-           std::to_string(r.first_run->id) + ".." + std::to_string(r.drift_end->id) + " (git " + sha10(*r.first_run) +
-           " -> " + sha10(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " + fmt_num(r.step->after) +
-           (s.unit.empty() ? "" : " " + s.unit);
+  if (r.drift_end)
+    return s.name + " " + s.metric + ": a drift of " + signed_percent(r.step->change) + " over runs " +
+           std::to_string(r.first_run->id) + ".." + std::to_string(r.drift_end->id) + " (" +
+           format_utc(r.first_run->started_at) + " .. " + format_utc(r.drift_end->started_at) + " UTC, git " +
+           sha10(*r.first_run) + " -> " + sha10(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " +
+           fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
   return s.name + " " + s.metric + ": " + signed_percent(r.step->change) + " from run " +
          std::to_string(r.first_run->id) + " (" + format_utc(r.first_run->started_at) + " UTC, git " +
          sha10(*r.last_good) + " -> " + sha10(*r.first_run) + "): " + fmt_num(r.step->before) + " -> " +
          fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
 }
+
+namespace {
 
 // What the series' detection says in a few words.
 std::string verdict(const History& h, const HistorySeries& s) {
@@ -79,7 +83,7 @@ std::string render_text(const History& h) {
   if (h.detected) {
     const auto regs = standing_regressions(h);
     out += regs.empty() ? "no standing regression of a primary metric\n" : "standing regressions of primary metrics:\n";
-    for (const auto& r : regs) out += "  " + regression_line(r) + "\n";
+    for (const auto& r : regs) out += "  " + describe(r) + "\n";
   }
   return out;
 }
@@ -139,7 +143,7 @@ std::string render_md(const History& h) {
   if (h.detected) {
     const auto regs = standing_regressions(h);
     out += regs.empty() ? "No standing regression of a primary metric.\n\n" : "**Standing regressions:**\n\n";
-    for (const auto& r : regs) out += "- " + detail::md_escape(regression_line(r)) + "\n";
+    for (const auto& r : regs) out += "- " + detail::md_escape(describe(r)) + "\n";
     if (!regs.empty()) out += "\n";
   }
   out += "| case | metric | runs | oldest | newest |" + std::string(h.detected ? " detection |" : "") + "\n";
@@ -163,7 +167,7 @@ std::string render_html(const History& h) {
     if (regs.empty()) out += "<p>No standing regression of a primary metric.</p>\n";
     else {
       out += "<ul class=\"regressions\">";
-      for (const auto& r : regs) out += "<li>" + detail::html_escape(regression_line(r)) + "</li>";
+      for (const auto& r : regs) out += "<li>" + detail::html_escape(describe(r)) + "</li>";
       out += "</ul>\n";
     }
     out += "</section>\n";

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "integration/reports/nightly_runs.hpp"
+#include "reports/store.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -203,6 +205,24 @@ TEST(GateScenarios, TheGateStatesWhatItCanSee) {
   const auto text = run_cli(db, "compare --baseline auto latest --history 30");
   EXPECT_NE(text.out.find("What the gate can see"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("with 20 runs of history, >= "), std::string::npos) << text.out;
+}
+
+TEST(GateScenarios, ImportsOutOfOrderAreJudgedInTimeOrder) {
+  // 40 nights imported from their JSON reports in a shuffled order (as artifacts of several machines or a
+  // rebuilt store arrive), 20% slower from night 30 on: the history follows the nights' start times, and
+  // the step is named by the run that started it and its date, not by the order of storing.
+  TempDir dir;
+  const fs::path db = dir / "s.db";
+  std::vector<int> order(40);
+  for (int i = 0; i < 40; ++i) order[static_cast<size_t>(i)] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  for (const int i : order) test::import_run(db, test::nightly_run(i, {.scale = i >= 30 ? 1.2 : 1.0}));
+  const auto r = run_cli(db, "history --suite nightly-gpu --detect --fail-on-regression");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("40 runs, 2026-01-01 00:00:00 .. 2026-02-09 00:00:00 UTC"), std::string::npos) << r.out;
+  Store store(db, true);
+  const std::string night30 = std::to_string(*store.run_id_by_uuid(test::night_uuid(30)));
+  EXPECT_NE(r.err.find("from run " + night30 + " (2026-01-31 00:00:00 UTC"), std::string::npos) << r.err;
 }
 
 }  // namespace
