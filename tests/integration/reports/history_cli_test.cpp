@@ -32,7 +32,7 @@ TEST(HistoryCli, DetectsAStepInImportedReportsAndFailsTheGate) {
   const auto r = run_cli(step, "history --detect --fail-on-regression");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("regression: compress.codec/codec=zstd time_ms: +10"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("from run 21 (git c0ffee1019 -> c0ffee1020)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("from run 21 (2026-01-21 00:00:00 UTC, git c0ffee1019 -> c0ffee1020)"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("standing regressions of primary metrics"), std::string::npos) << r.out;
   const fs::path flat = imported_store(dir, "flat.db", 30, [](int) { return 1.0; });
   const auto ok = run_cli(flat, "history --detect --fail-on-regression");
