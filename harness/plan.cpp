@@ -157,6 +157,15 @@ std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& v
   return cases;
 }
 
+void Plan::set_measure(const std::string& m) {
+  for (auto& c : cases) c.measure = m;
+}
+
+size_t Plan::counted() const {
+  return static_cast<size_t>(
+      std::count_if(cases.begin(), cases.end(), [](const CaseSpec& c) { return c.measure == "instructions"; }));
+}
+
 Plan build_plan(std::string_view target, const std::vector<std::filesystem::path>& suite_dirs,
                 const AxisOverrides& overrides, const RunnerOverrides& runner, const std::string& filter) {
   struct Entry {
@@ -164,6 +173,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     AxisOverrides params;
     RunnerOverrides runner;
     double expected_s = -1;
+    std::string measure = "time";
   };
   std::vector<Entry> entries;
   Plan plan;
@@ -187,17 +197,17 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   if (suite_file) {
     Suite suite = load_suite(*suite_file);
     plan.suite = suite.name;
-    plan.measure = suite.measure;
     // The suite's times were for its own runner settings: command-line ones void them.
     const bool own_runner = !runner.warmup && !runner.min_samples && !runner.max_samples && !runner.min_time_s &&
                             !runner.max_noise && !runner.max_time_s && !runner.timeout_s;
     for (auto& e : suite.entries)
-      entries.push_back({e.workload, e.params, e.runner, own_runner ? e.expected_s : -1});
+      entries.push_back({e.workload, e.params, e.runner, own_runner ? e.expected_s : -1,
+                         e.measure.empty() ? suite.measure : e.measure});
   } else {
     plan.suite = std::string(target);
     // An alias takes its mode axis and the axes of the benchmarks it picks from the command line.
     for (auto& e : resolve_alias(plan.suite, find_alias(target) ? overrides : AxisOverrides{}))
-      entries.push_back({std::move(e.workload), std::move(e.params), {}, -1});
+      entries.push_back({std::move(e.workload), std::move(e.params), {}, -1, "time"});
   }
 
   std::set<std::string> used;
@@ -228,7 +238,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
       }
       workload->check(p);
       std::string label = case_label(info, p, given);
-      plan.cases.push_back({e.workload, std::move(p), settings, std::move(label), e.expected_s});
+      plan.cases.push_back({e.workload, std::move(p), settings, std::move(label), e.expected_s, e.measure});
     }
   }
   for (const auto& [axis, vals] : overrides)

@@ -34,6 +34,7 @@ struct CaseSpec {
   std::string label;      ///< the params that differ from the axis defaults, "a=1,b=x" ("" = all defaults)
   double expected_s = -1;  ///< its suite entry's expected_s (SuiteEntry), unless -p changed its axes or
                            ///< runner options (--repetitions, ...) were given
+  std::string measure = "time";  ///< "time" or "instructions": its entry's, else its suite's instrument
 
   /// "workload/params_key": what --filter matches and what seeds the case's RNG.
   std::string id() const;
@@ -70,7 +71,10 @@ void validate_value(const Axis& axis, const Value& value);
 struct Plan {
   std::string suite;  ///< suite name, or the workload name for a single-workload run
   std::vector<CaseSpec> cases;
-  std::string measure = "time";  ///< the suite's instrument (Suite::measure); "time" for a workload
+  /// Sets every case's instrument (`run --measure`), in place of its suite entry's or suite's.
+  void set_measure(const std::string& m);
+  /// How many cases are counted (measure "instructions").
+  size_t counted() const;
 };
 
 /// Builds the plan for `target`: a suite name (searched in `suite_dirs`), a path to a suite file

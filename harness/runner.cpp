@@ -95,7 +95,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
   if (root && !store) throw std::invalid_argument("run_plan: rank 0 needs the store");
   control.set_cancel_flag(&interrupt);  // a killed job must not wait for ranks that are gone
   control.set_settle_time(0);  // after a signal the rank makes no MPI call, and SIGKILL follows in 1 s
-  if (options.measure == "instructions" && !counting())
+  if (plan.counted() && !counting() && !options.count_case)
     throw std::invalid_argument(
         "--measure instructions: this process does not run under callgrind (mlsysbench run re-executes itself "
         "under valgrind)");
@@ -116,7 +116,7 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     run.git_dirty = git.dirty;
     run.branch = options.branch.empty() ? git.branch : options.branch;
     run.env = capture_environment();
-    if (options.measure == "instructions") {  // what the counts depend on besides the build
+    if (plan.counted()) {  // what the counts depend on besides the build
       const CacheConfig caches;
       run.env["instrument"] = {{"measure", "instructions"}, {"tool", "callgrind"},
                                {"caches", {{"I1", caches.i1}, {"D1", caches.d1}, {"LL", caches.ll}}}};
@@ -165,20 +165,32 @@ RunOutcome run_plan(const Plan& plan, const RunOptions& options, reports::Store*
     try {
       control.expect_same("case (the ranks run different plans?)", fnv1a64(spec.id()));
       if (progress) progress->case_started(static_cast<int>(i), spec.display_name());
-      result = runner::run_ranked_case(spec, options.backend, options.seed, interrupt, [&](const CaseProgress& p) {
-        if (progress) progress->tick(p.samples, p.done, p.total);
-        const auto now = std::chrono::steady_clock::now();
-        if (root && stored.id > 0 && p.state && !interrupt && now - last_flush >= std::chrono::seconds(1)) {
-          last_flush = now;
-          try {
-            const auto items = p.state->items_since(items_stored);
-            store->add_items(stored.id, items);
-            items_stored += items.size();
-          } catch (const reports::StoreError&) {
-            // a busy store (add_items does not wait): these items go with the next flush or the case's end
-          }
+      if (spec.measure == "instructions" && !counting()) {
+        // Counted in a process of its own under callgrind: one process, so not under MPI ranks.
+        result.rec = case_stub(spec, comms);
+        if (control.size() > 1) {
+          result.rec.status = CaseStatus::Skipped;
+          result.rec.reason = "--measure instructions counts one process: not under MPI ranks > 1";
+        } else {
+          options.count_case(spec, result.rec);
         }
-      }, comms, options.measure == "instructions");
+        result.rec.finished_at = unix_now();
+      } else {
+        result = runner::run_ranked_case(spec, options.backend, options.seed, interrupt, [&](const CaseProgress& p) {
+          if (progress) progress->tick(p.samples, p.done, p.total);
+          const auto now = std::chrono::steady_clock::now();
+          if (root && stored.id > 0 && p.state && !interrupt && now - last_flush >= std::chrono::seconds(1)) {
+            last_flush = now;
+            try {
+              const auto items = p.state->items_since(items_stored);
+              store->add_items(stored.id, items);
+              items_stored += items.size();
+            } catch (const reports::StoreError&) {
+              // a busy store (add_items does not wait): these items go with the next flush or the case's end
+            }
+          }
+        }, comms, spec.measure == "instructions");
+      }
     } catch (const comm::CommError& e) {
       result.rec = case_stub(spec, comms);
       result.rec.finished_at = unix_now();

@@ -84,9 +84,13 @@ struct RunOptions {
   /// The uuid of the run whose worse cases this run re-runs to confirm a regression ("" = none); such a
   /// run is partial.
   std::string confirms;
-  /// "time", or "instructions": every case counted under callgrind (the process must run under it:
-  /// runner::counting(); cases it cannot count are skipped with the reason).
-  std::string measure = "time";
+  /// Runs one counted case (CaseSpec::measure "instructions") when this process does not run under
+  /// callgrind (a suite that counts some cases and times others): the application runs it in a process of
+  /// its own under callgrind. Without it, a counted case needs a process under
+  /// callgrind (runner::counting()). Cases callgrind cannot count are skipped with the reason.
+  /// It is given the case and its record so far (a stub, status Running), which it replaces or fills
+  /// (status and reason) when the case could not be counted.
+  std::function<void(const CaseSpec&, reports::CaseRecord&)> count_case;
   /// The uuid to store the run under ("" = a random one): a caller that starts `mlsysbench run` finds its run by it.
   std::string uuid;
 };

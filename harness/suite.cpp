@@ -66,10 +66,17 @@ struct SuiteParser {
     error(where, "expected a string or number (or a list of them)");
   }
 
+  /// A "measure" value: "time" or "instructions".
+  std::string instrument(const json& m, const std::string& where) const {
+    if (!m.is_string() || (m != "time" && m != "instructions"))
+      error(where, "expected \"time\" or \"instructions\", got " + m.dump());
+    return m.get<std::string>();
+  }
+
   /// One entry of `cases`; an alias (a workload that became a family of benchmarks) gives one entry per
   /// benchmark its mode axis picks.
   std::vector<SuiteEntry> entries(const json& obj, const std::string& where) const {
-    only_keys(obj, where, {"workload", "params", "runner", "expected_s"});
+    only_keys(obj, where, {"workload", "params", "runner", "expected_s", "measure"});
     if (!obj.contains("workload") || !obj["workload"].is_string()) error(where + ".workload", "expected a workload name");
     const std::string workload = obj["workload"].get<std::string>();
     AxisOverrides given;
@@ -106,6 +113,7 @@ struct SuiteParser {
       if (!v.is_number() || !(v.get<double>() >= 0)) error(where + ".expected_s", "expected a number of seconds >= 0");
       expected_s = v.get<double>();
     }
+    const std::string measure = obj.contains("measure") ? instrument(obj["measure"], where + ".measure") : "";
     std::vector<SuiteEntry> out;
     for (auto& r : resolved) {
       const auto info = make_workload(r.workload)->info();
@@ -125,7 +133,7 @@ struct SuiteParser {
           }
         }
       }
-      out.push_back({std::move(r.workload), std::move(r.params), runner_over, expected_s});
+      out.push_back({std::move(r.workload), std::move(r.params), runner_over, expected_s, measure});
     }
     return out;
   }
@@ -164,12 +172,7 @@ Suite load_suite(const std::filesystem::path& file) {
     if (!doc["description"].is_string()) p.error("description", "expected a string");
     s.description = doc["description"].get<std::string>();
   }
-  if (doc.contains("measure")) {
-    const json& m = doc["measure"];
-    if (!m.is_string() || (m != "time" && m != "instructions"))
-      p.error("measure", "expected \"time\" or \"instructions\", got " + m.dump());
-    s.measure = m.get<std::string>();
-  }
+  if (doc.contains("measure")) s.measure = p.instrument(doc["measure"], "measure");
   RunnerOverrides common;
   if (doc.contains("runner")) common = p.runner(doc["runner"], "runner");
   if (!doc.contains("cases") || !doc["cases"].is_array() || doc["cases"].empty())

@@ -27,6 +27,9 @@ struct SuiteEntry {
   /// description): the progress line's ETA scales them by how this machine compares on the cases that
   /// finished, before the store has times of its own. -1: not given.
   double expected_s = -1;
+  /// "time", "instructions" (counted under callgrind), or "" for the suite's own (Suite::measure): the
+  /// entry's key "measure".
+  std::string measure;
 };
 
 struct Suite {
@@ -35,7 +38,7 @@ struct Suite {
   std::filesystem::path file;
   std::vector<SuiteEntry> entries;
   /// What the suite measures: "time" (the workloads' own metrics) or "instructions" (counted under
-  /// callgrind: harness/callgrind.hpp); the key "measure".
+  /// callgrind: harness/callgrind.hpp); the key "measure", which an entry may set for its own cases.
   std::string measure = "time";
 };
 

@@ -28,17 +28,20 @@ std::string status_counts(const RunData& run) {
   return out.empty() ? "no case" : out;
 }
 
-// "`name`, `name`": the cases' display names as the comparison shows them.
+// "`name` time_ms x2.01, ...": the cases' display names as the comparison shows them, with the ratio of
+// their primary metric.
 std::string display_names(const Comparison& cmp, const std::vector<std::string>& ids) {
   std::string out;
   for (const auto& id : ids) {
-    std::string name = id;
+    std::string name = "`" + id + "`";
     for (const auto& m : cmp.metrics)
-      if (m.workload + "/" + m.params_key == id) {
-        name = m.name;
+      if (m.primary && m.workload + "/" + m.params_key == id) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, " x%.3g", m.ratio);
+        name = "`" + m.name + "` " + m.metric + ratio;
         break;
       }
-    out += (out.empty() ? "`" : ", `") + name + "`";
+    out += (out.empty() ? "" : ", ") + name;
   }
   return out;
 }
@@ -172,7 +175,7 @@ bool run_suite(Store& store, SuiteNight& s, const NightlyOptions& options, const
     s.notes.push_back(s.name + (bad ? ": bad input: " + out.error
                                      : ": no run was recorded (exit " + std::to_string(out.exit_code) + ")"));
     s.cases = "run exited " + std::to_string(out.exit_code);
-    raise(s.status, bad ? kNightUsage : kNightFailed);
+    raise(s.status, bad ? kNightUsage : out.exit_code == 130 ? kNightInterrupted : kNightFailed);
     return !bad && out.exit_code != 130;
   }
   s.run = store.load_run(*out.run_id);
@@ -188,7 +191,7 @@ bool run_suite(Store& store, SuiteNight& s, const NightlyOptions& options, const
   }
   if (out.exit_code == 130 || s.run->run.status == RunStatus::Interrupted) {
     s.notes.push_back(s.name + ": the run was interrupted; the night stops here");
-    raise(s.status, kNightFailed);
+    raise(s.status, kNightInterrupted);
     return false;
   }
   if (out.exit_code != 0) {
@@ -247,6 +250,7 @@ std::string night_status_name(int status) {
     case kNightRegression: return "REGRESSION (confirmed)";
     case kNightUsage: return "USAGE ERROR";
     case kNightUnfit: return "UNFIT ENVIRONMENT";
+    case kNightInterrupted: return "INTERRUPTED";
     default: return "FAILED";
   }
 }
@@ -266,7 +270,7 @@ NightlyResult run_nightly(Store& store, const NightlyOptions& options, const Nig
     }
     raise(night.status, s.status);
     if (!go_on) {
-      night.stopped = true;
+      night.stopped = night.suites.size() < options.suites.size();
       break;
     }
   }
@@ -298,10 +302,10 @@ std::string render_night_summary(const NightlyResult& night, const std::string& 
   }
   md +=
       "Exit status: 0 pass (also \"no baseline yet\"), 1 confirmed regression, 2 usage error, 3 unfit\n"
-      "environment, 4 build failure or failed case. Files: `report-SUITE.{html,json,md}` (the runs),\n"
+      "environment, 4 build failure or failed case, 130 interrupted. Files: `report-SUITE.{html,json,md}` (the runs),\n"
       "`compare-SUITE.*` (against the baseline), `confirm-SUITE.*` and `compare-confirm-SUITE.*` (re-runs\n"
-      "of the worse cases), `history-SUITE.{html,json}`, `env.json`, `gpu.txt`, `store.db` (a copy of the store), "
-      "`logs/`.\n";
+      "of the worse cases), `history-SUITE.{html,json}`, `env.json`, `gpu.txt` (--backend cuda), `store.db` (a copy of\n"
+      "the store), `logs/`.\n";
   return md;
 }
 

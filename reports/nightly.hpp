@@ -23,7 +23,8 @@ enum NightStatus : int {
   kNightRegression = 1,  ///< a regression confirmed by re-running the cases that got worse (or not re-runnable)
   kNightUsage = 2,       ///< bad input: an unknown suite, a bad option
   kNightUnfit = 3,       ///< every case of a run skipped, or (strict_env) a reference from another environment
-  kNightFailed = 4,      ///< a case failed, timed out or crashed, a run recorded nothing, or was interrupted
+  kNightFailed = 4,      ///< a case failed, timed out or crashed, or a run recorded nothing
+  kNightInterrupted = 130,  ///< a signal (Ctrl-C, SIGTERM) stopped a run: the night stopped there
 };
 
 /// One run the night asks for.
@@ -72,7 +73,7 @@ struct SuiteNight {
 struct NightlyResult {
   std::vector<SuiteNight> suites;
   int status = kNightPass;
-  bool stopped = false;  ///< a run's bad input or an interruption stopped the night before its last suite
+  bool stopped = false;  ///< a run's bad input or an interruption stopped the night, and suites were left
 };
 
 /// Runs the night: per suite, the run (`run` with tag "nightly" and the user's filter), its reference
@@ -89,7 +90,7 @@ NightlyResult run_nightly(Store& store, const NightlyOptions& options, const Nig
 /// An anchored ECMAScript regex that matches exactly these case ids (syntax characters escaped).
 std::string exact_ids_filter(const std::vector<std::string>& ids);
 
-/// "PASS", "REGRESSION (confirmed)", "USAGE ERROR", "UNFIT ENVIRONMENT" or "FAILED".
+/// "PASS", "REGRESSION (confirmed)", "USAGE ERROR", "UNFIT ENVIRONMENT", "FAILED" or "INTERRUPTED".
 std::string night_status_name(int status);
 
 /// summary.md: the status, `context` (one line: when, commit, branch, machine, settings), a table of the

@@ -77,7 +77,9 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
       forwarded = true;
     }
     pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 200) == 0) continue;
+    const int ready = ::poll(&p, 1, 200);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;  // a signal: forwarded above
+    if (ready < 0) break;
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -182,13 +184,22 @@ int run_nightly_command(NightlyArgs& args, const Globals& globals) {
   if (args.measure == "instructions" && args.backend == "cuda")
     throw std::invalid_argument("--measure instructions counts CPU work: use it with --backend cpu (GPU suites are "
                                 "timed on the device)");
-  for (const auto& suite : args.suites) build_plan(suite, default_suite_dirs(), {}, {}, "");  // unknown: exit 2
   const fs::path out = args.out.empty() ? fs::path(std::getenv("OUT") ? std::getenv("OUT") : "nightly-out") : fs::path(args.out);
   std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw std::invalid_argument("the output folder '" + out.string() + "' is a file (--out, or $OUT)");
   fs::create_directories(out / "logs", ec);
   if (ec || ::access(out.c_str(), W_OK) != 0)
     throw std::invalid_argument("the output folder '" + out.string() + "' is not writable (--out, or $OUT)");
-  clear_earlier_night(out);
+  clear_earlier_night(out);  // also when the night is refused below: an old summary would mislead
+  // Before anything runs: unknown suites, a suite given twice, a bad --filter or one no case matches (exit 2).
+  size_t cases = 0;
+  for (size_t i = 0; i < args.suites.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (args.suites[j] == args.suites[i]) throw std::invalid_argument("--suite " + args.suites[i] + " is given twice");
+    cases += build_plan(args.suites[i], default_suite_dirs(), {}, {}, args.filter).cases.size();
+  }
+  if (cases == 0) throw std::invalid_argument("no case of the suites matches --filter '" + args.filter + "'");
   const nlohmann::json env = environment_with_machine_key();
   write_artifact(out, "env.json", env.dump(2) + "\n");
 
@@ -208,13 +219,16 @@ int run_nightly_command(NightlyArgs& args, const Globals& globals) {
                  s.history_verdict.empty() ? "" : ("; history: " + s.history_verdict).c_str());
   }
 
-  std::string sha = "?";
+  std::string sha = "?", branch = args.branch.empty() ? "?" : args.branch;
   for (const auto& s : night.suites)
-    if (s.run && !s.run->run.git_sha.empty()) sha = s.run->run.git_sha.substr(0, 10);
+    if (s.run) {
+      if (!s.run->run.git_sha.empty()) sha = s.run->run.git_sha.substr(0, 10) + (s.run->run.git_dirty ? "+dirty" : "");
+      if (!s.run->run.branch.empty()) branch = s.run->run.branch;
+    }
   std::string suites;
   for (const auto& s : args.suites) suites += (suites.empty() ? "" : " ") + s;
-  const std::string context = utc_now() + " · commit `" + sha + "` · branch `" +
-                              (args.branch.empty() ? "(git's)" : args.branch) + "` · machine key `" +
+  const std::string context = utc_now() + " · commit `" + sha + "` · branch `" + branch +
+                              "` · machine key `" +
                               env.value("machine_key", "?") + "` · backend " + args.backend + " · measure " +
                               (args.measure.empty() ? "(the suites')" : args.measure) + " · suites " + suites + " · " +
                               std::to_string(args.repetitions) + " repetitions · history " +
@@ -240,7 +254,9 @@ Command add_nightly_command(CLI::App& app) {
       "re-run the cases that got worse to confirm a regression (a night the re-run does not confirm is "
       "marked suspect), detect steps over the history, and write reports and summary.md to --out. Exit "
       "status: 0 pass (also \"no baseline yet\"), 1 confirmed regression, 2 usage error, 3 unfit "
-      "environment (every case skipped, or --strict-env and another environment), 4 a failed case");
+      "environment (every case skipped, or --strict-env and another environment), 4 a failed case, 130 "
+      "interrupted. The store is --db (default $MLSB_DB, else ./mlsysbench.db; scripts/nightly passes "
+      "$MLSB_NIGHTLY_DB)");
   nightly->add_option("--suite", args->suites,
                       "suite to run; repeatable (default: compress-gpu, moe-train-gpu and moe-offload-gpu "
                       "for cuda, smoke for cpu)");

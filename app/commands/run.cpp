@@ -1,4 +1,5 @@
 // `mlsysbench run`: a suite or one workload, planned, run on every rank and stored by rank 0.
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "harness/runner.hpp"
 #include "harness/suite.hpp"
 #include "harness/value.hpp"
+#include "reports/nightly.hpp"
 #include "reports/store.hpp"
 
 namespace mlsb::cli {
@@ -68,40 +70,60 @@ nlohmann::json selection_of(const RunArgs& args) {
 // The counted run's process, to which run_counted's parent forwards Ctrl-C, SIGTERM and SIGHUP.
 volatile pid_t g_counted_child = 0;
 extern "C" void forward_to_counted_child(int sig) {
+  interrupted = true;  // a run that counts some of its cases in such a child stops after it
   if (g_counted_child > 0) ::kill(g_counted_child, sig);
 }
 
-// `run --measure instructions` outside callgrind: checks what cannot be counted, then runs this very
-// command under valgrind's callgrind (runner/callgrind.hpp) and returns its exit code. Throws
-// std::invalid_argument (exit 2) for a GPU backend, MPI ranks, a time-based stopping rule or no valgrind.
-int run_counted(const RunArgs& args, const Globals& globals) {
+// Why this run's counted cases cannot be counted ("" when they can): a GPU backend, MPI ranks, a time-based
+// stopping rule.
+std::string uncountable(const RunArgs& args) {
   if (args.backend == "cuda")
-    throw std::invalid_argument("--measure instructions counts CPU work: not with --backend cuda (GPU cases are "
-                                "timed on the device)");
+    return "--measure instructions counts CPU work: not with --backend cuda (GPU cases are timed on the device)";
   if (comm::resolve_comm_kind(args.comm_kind) != "local")
-    throw std::invalid_argument("--measure instructions counts one process: not under mpirun/srun or --comm mpi|nccl");
+    return "--measure instructions counts one process: not under mpirun/srun or --comm mpi|nccl";
   if (args.max_time)
-    throw std::invalid_argument("--measure instructions takes a fixed sample count (--repetitions): a time-based "
-                                "stopping rule (--max-time) would make the count of samples depend on wall time");
+    return "--measure instructions takes a fixed sample count (--repetitions): a time-based stopping rule "
+           "(--max-time) would make the count of samples depend on wall time";
+  return "";
+}
+
+// Runs this binary with `mlsb_args` under valgrind's callgrind (harness/callgrind.hpp) and returns its exit
+// code; Ctrl-C, SIGTERM and SIGHUP are forwarded to it. Its stdout and stderr go to `output` when given (else
+// ours). Throws std::invalid_argument (exit 2) without valgrind.
+int run_under_callgrind(const std::vector<std::string>& mlsb_args, const std::filesystem::path& output = {}) {
   const std::filesystem::path valgrind = find_valgrind();
   char tmpl[] = "/tmp/mlsb-callgrind-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a folder for callgrind's dumps: ") + std::strerror(errno));
   const std::filesystem::path dir = tmpl;
-  const auto cmd = callgrind_command(valgrind, std::filesystem::read_symlink("/proc/self/exe"), globals.args, dir);
+  const auto cmd = callgrind_command(valgrind, std::filesystem::read_symlink("/proc/self/exe"), mlsb_args, dir);
   std::vector<char*> argv;
   for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   ::setenv(kCallgrindDirEnv, dir.c_str(), 1);
-  std::fprintf(stderr, "counting instructions under callgrind (about 50 times slower than running natively)\n");
   pid_t pid = 0;
   int status = 0;
-  const int err = ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!output.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  const int err = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
   if (err == 0) {
     g_counted_child = pid;
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, forward_to_counted_child);
+    using Handler = void (*)(int);
+    const Handler before[] = {std::signal(SIGINT, forward_to_counted_child),
+                              std::signal(SIGTERM, forward_to_counted_child),
+                              std::signal(SIGHUP, forward_to_counted_child)};
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    g_counted_child = 0;
+    std::signal(SIGINT, before[0]);
+    std::signal(SIGTERM, before[1]);
+    std::signal(SIGHUP, before[2]);
   }
+  ::unsetenv(kCallgrindDirEnv);
   std::string log;
   if (std::ifstream in(dir / "valgrind.log"); in) log.assign(std::istreambuf_iterator<char>(in), {});
   std::error_code ec;
@@ -114,6 +136,61 @@ int run_counted(const RunArgs& args, const Globals& globals) {
   const int code = WEXITSTATUS(status);
   if (code != 0 && code != 1 && code != 2 && code != 130) std::fprintf(stderr, "valgrind's log:\n%s\n", log.c_str());
   return code;
+}
+
+// `run --measure instructions` (or a suite that counts every case) outside callgrind: checks what cannot be
+// counted (std::invalid_argument, exit 2), then runs this very command under callgrind.
+int run_counted(const RunArgs& args, const Globals& globals) {
+  if (const auto why = uncountable(args); !why.empty()) throw std::invalid_argument(why);
+  std::fprintf(stderr, "counting instructions under callgrind (about 50 times slower than running natively)\n");
+  return run_under_callgrind(globals.args);
+}
+
+// A counted case of a run that times its other cases: `run TARGET --filter <its id> --measure instructions`
+// (the same -p and runner options) under callgrind into a store of its own, whose case replaces `rec` (the
+// case's stub). A case that cannot be counted is skipped with the reason; one whose process stored nothing
+// failed.
+void count_in_own_process(const RunArgs& args, const CaseSpec& spec, reports::CaseRecord& rec) {
+  if (const auto why = uncountable(args); !why.empty()) {
+    rec.status = reports::CaseStatus::Skipped;
+    rec.reason = why;
+    return;
+  }
+  char tmpl[] = "/tmp/mlsb-counted-case-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a folder for a counted case: ") + std::strerror(errno));
+  const std::filesystem::path dir = tmpl, db = dir / "case.db";
+  std::vector<std::string> argv = {"--db", db.string(), "run", args.target, "--measure", "instructions",
+                                   "--filter", reports::exact_ids_filter({spec.id()}), "--seed",
+                                   std::to_string(args.seed), "--backend", args.backend, "--comm", "local"};
+  for (const auto& p : args.axis_specs) argv.insert(argv.end(), {"-p", p});
+  if (args.repetitions) argv.insert(argv.end(), {"--repetitions", std::to_string(*args.repetitions)});
+  if (args.warmup) argv.insert(argv.end(), {"--warmup", std::to_string(*args.warmup)});
+  if (args.timeout) argv.insert(argv.end(), {"--timeout", std::to_string(*args.timeout)});
+  int code = -1;
+  std::optional<reports::CaseRecord> counted;
+  try {
+    code = run_under_callgrind(argv, dir / "output.log");
+    reports::Store store(db, /*read_only=*/true);
+    for (const auto& r : store.list_runs(1))
+      for (auto& c : store.load_run(r.id).cases)
+        if (c.workload == spec.workload && c.params_key == params_key(spec.params)) counted = std::move(c);
+  } catch (const std::exception& e) {
+    rec.reason = e.what();
+  }
+  std::string output;  // the counted process's own messages: the end of them says what went wrong
+  if (std::ifstream in(dir / "output.log"); in) output.assign(std::istreambuf_iterator<char>(in), {});
+  if (output.size() > 2000) output = "..." + output.substr(output.size() - 2000);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (counted) {
+    counted->id = 0;
+    counted->run_id = 0;
+    rec = std::move(*counted);
+    return;
+  }
+  rec.status = reports::CaseStatus::Failed;
+  rec.reason = "its counted process (valgrind --tool=callgrind) stored no result (exit " + std::to_string(code) + ")" +
+               (rec.reason.empty() ? "" : ": " + rec.reason) + (output.empty() ? "" : "; its output: " + output);
 }
 
 // Runs `body` (given whether this is rank 0) on every rank and returns rank 0's exit code on all of
@@ -160,9 +237,10 @@ void print_plan(const Plan& plan) {
     const auto& r = c.runner;
     std::printf(
         "%s\n    %s\n    warmup %d, samples %d..%d, min time %g s, noise bound %g%%, "
-        "time limit %g s, timeout %g s\n",
+        "time limit %g s, timeout %g s%s\n",
         c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
-        r.max_noise * 100, r.max_time_s, r.timeout_s);
+        r.max_noise * 100, r.max_time_s, r.timeout_s,
+        c.measure == "instructions" ? ", instructions counted under callgrind" : "");
   }
   std::printf("%zu case(s)\n", plan.cases.size());
 }
@@ -175,12 +253,13 @@ int run_run(const RunArgs& args, const Globals& globals) {
   ro.timeout_s = args.timeout;
   const auto overrides = parse_axis_overrides(args.axis_specs);
   auto plan = build_plan(args.target, default_suite_dirs(), overrides, ro, args.filter);
-  const std::string measure = !args.measure.empty() ? args.measure : plan.measure;
-  if (measure == "instructions") {
+  if (!args.measure.empty()) plan.set_measure(args.measure);
+  if (!plan.cases.empty() && plan.counted() == plan.cases.size()) {  // a counted run: under callgrind
     if (!counting() && !args.dry_run) return run_counted(args, globals);
     if (!args.repetitions) {  // a fixed sample count: --repetitions, else 3 (counts repeat to the instruction)
       ro.set_repetitions(3);
       plan = build_plan(args.target, default_suite_dirs(), overrides, ro, args.filter);
+      if (!args.measure.empty()) plan.set_measure(args.measure);
     }
   }
   if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + args.filter + "'");
@@ -229,7 +308,8 @@ int run_run(const RunArgs& args, const Globals& globals) {
     opts.branch = args.branch;
     opts.selection = selection_of(args);
     opts.confirms = confirms;
-    opts.measure = measure;
+    if (plan.counted() && !counting())  // some cases counted, others timed: each counted one in its own process
+      opts.count_case = [&args](const CaseSpec& spec, reports::CaseRecord& rec) { count_in_own_process(args, spec, rec); };
     opts.uuid = args.uuid;
     const auto out =
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);

@@ -2,7 +2,7 @@
 // stores each sample's counted instructions (deterministic, the primary metric) with the simulated cache
 // metrics and none of the workload's wall-clock ones; two runs of one commit repeat the count; the test
 // knob's 10% and 2% more work fail the gate; what cannot be counted is refused (exit 2) or skipped, with
-// the reason.
+// the reason; a suite whose entries differ in "measure" times some cases and counts the others.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -110,6 +110,32 @@ TEST(CountedRun, WhatCannotBeCountedIsRefusedOrSkippedWithTheReason) {
   EXPECT_EQ(j["cases"][0]["primary_metric"], "instructions");
   EXPECT_EQ(j["cases"][1]["status"], "skipped");
   EXPECT_THAT(j["cases"][1]["reason"].get<std::string>(), HasSubstr("runs its work in other processes (MCP servers)"));
+}
+
+TEST(CountedRun, ASuiteEntryCountsItsCasesWhileTheOthersAreTimed) {
+  if (!have_valgrind()) GTEST_SKIP() << "valgrind absent (scripts/setup-deps installs it)";
+  test::TempDir dir;
+  const fs::path db = dir / "m.db";
+  test::write_file(dir / "m.json", R"({"name": "m", "cases": [
+    {"workload": "compress.codec", "params": {"codec": "int8-block", "elements": 4096}},
+    {"workload": "compress.codec", "params": {"codec": "lz4", "elements": 4096}, "measure": "instructions"}]})");
+  const auto r = counted(db, "x", "run " + shell_quote(dir / "m.json") + " --repetitions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = report(db, "latest");
+  ASSERT_EQ(j["cases"].size(), 2u);
+  EXPECT_EQ(j["cases"][0]["primary_metric"], "time_ms");  // timed natively
+  EXPECT_FALSE(j["cases"][0]["summaries"].contains("instructions"));
+  EXPECT_EQ(j["cases"][1]["primary_metric"], "instructions");  // counted in a process of its own
+  EXPECT_FALSE(j["cases"][1]["summaries"].contains("time_ms"));
+  EXPECT_EQ(j["cases"][1]["summaries"]["instructions"]["n"], 3);
+  EXPECT_EQ(j["run"]["partial"], false);
+  // A counted case that cannot be counted here is skipped with the reason; the timed one still runs.
+  const auto skipped = counted(db, "x", "run " + shell_quote(dir / "m.json") + " --max-time 5");
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  j = report(db, "latest");
+  EXPECT_EQ(j["cases"][0]["status"], "ok");
+  EXPECT_EQ(j["cases"][1]["status"], "skipped");
+  EXPECT_THAT(j["cases"][1]["reason"].get<std::string>(), HasSubstr("--max-time"));
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ TEST(HarnessSuite, MalformedSuitesNameFileAndKey) {
   check(R"({"name": 5, "cases": [{"workload": "test_counter"}]})", "name: expected a string");
   check(R"({"measure": "cycles", "cases": [{"workload": "test_counter"}]})",
         "measure: expected \"time\" or \"instructions\", got \"cycles\"");
+  check(R"({"cases": [{"workload": "test_counter", "measure": 1}]})", "cases[0].measure: expected \"time\"");
   check(std::string(100000, '[') , "nesting deeper than");
   EXPECT_THAT(error_of([&] { load_suite(dir / "missing.json"); }), HasSubstr("does not exist"));
   EXPECT_THAT(error_of([&] { load_suite(dir.path()); }), HasSubstr("not a regular file"));
