@@ -213,12 +213,27 @@ TEST(Nightly, AnOutputFolderItCannotWriteIsAUsageError) {
 
 TEST(Nightly, UsageErrorsExit2) {
   for (const char* args :
-       {"--backend tpu", "--repetitions 0", "--suite", "--no-such-option", "--backend cpu --suite no-such-suite"}) {
+       {"--backend tpu", "--repetitions 0", "--suite", "--no-such-option", "--backend cpu --suite no-such-suite",
+        "--backend cpu --suite smoke --filter '(['", "--backend cpu --suite smoke --filter no-such-case",
+        "--backend cpu --suite smoke --suite smoke"}) {
     test::TempDir dir;
     const auto r =
         test::run_shell(nightly(std::string(args) + " --db " + shell_quote(dir / "n.db") + " --out " + shell_quote(dir / "out")));
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
   }
+}
+
+TEST(Nightly, SigtermStopsTheNightWhichExits130WithItsSummary) {
+  test::TempDir dir;
+  const fs::path db = dir / "n.db", out = dir / "out";
+  // Many repetitions: the run is still sampling when the script is told to stop.
+  const std::string night = nightly(fast_args(db, out) + " --repetitions 100000");
+  const auto r = test::run_shell("(" + night + " & p=$!; sleep 3; kill -TERM $p; wait $p; echo \"rc=$?\")");
+  EXPECT_THAT(r.out, HasSubstr("rc=130")) << r.err;
+  EXPECT_THAT(test::read_file(out / "summary.md"), HasSubstr("INTERRUPTED (exit 130)"));
+  EXPECT_THAT(test::run_cli(db, "db ls").out, HasSubstr("interrupted"));
+  // Nothing of the night is left running (the listing's own shell names grep, and is left out).
+  EXPECT_EQ(test::run_shell("ps -eo args | grep -F " + shell_quote(db.string()) + " | grep -v grep").out, "");
 }
 
 TEST(Nightly, ABuildFailureExits4) {
