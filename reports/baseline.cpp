@@ -48,37 +48,45 @@ bool same_runner_options(const RunRecord& a, const RunRecord& b) {
   return ra.is_null() || rb.is_null() || ra == rb;
 }
 
-std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit) {
+namespace {
+
+// comparable_runs over `runs` (newest first).
+std::vector<RunRecord> comparable_among(const std::vector<RunRecord>& runs, const RunRecord& cand, int limit) {
   std::vector<RunRecord> out;
   if (cand.machine_key.empty()) return out;  // a run without a key is its own machine
-  std::vector<RunRecord> runs = store.list_runs();
-  sort_newest_first(runs);
   const auto before = [&](const RunRecord& r) {
     return r.started_at != cand.started_at ? r.started_at < cand.started_at : r.id < cand.id;
   };
-  for (auto& r : runs) {
+  for (const auto& r : runs) {
     if (limit > 0 && static_cast<int>(out.size()) >= limit) break;
     if (r.id != cand.id && before(r) && r.status == RunStatus::Ok && !r.partial && r.uuid != cand.confirms &&
         r.suite == cand.suite &&
         r.machine_key == cand.machine_key && r.branch == cand.branch && same_runner_options(r, cand))
-      out.push_back(std::move(r));
+      out.push_back(r);
   }
   return out;
 }
 
+std::vector<RunRecord> newest_first(Store& store) {
+  std::vector<RunRecord> runs = store.list_runs();
+  sort_newest_first(runs);
+  return runs;
+}
+
+}  // namespace
+
+std::vector<RunRecord> comparable_runs(Store& store, const RunRecord& cand, int limit) {
+  return comparable_among(newest_first(store), cand, limit);
+}
+
 std::optional<Reference> find_reference(Store& store, const RunRecord& cand, int limit) {
   Reference ref;
-  ref.runs = comparable_runs(store, cand, limit);
+  const std::vector<RunRecord> all = newest_first(store);
+  ref.runs = comparable_among(all, cand, limit);
   // The confirming re-runs of the suspect runs, by the uuid they re-ran (newest re-run first).
   std::map<std::string, std::vector<int64_t>> reruns;
-  bool any_suspect = false;
-  for (const auto& r : ref.runs) any_suspect = any_suspect || !r.suspect.empty();
-  if (any_suspect) {
-    std::vector<RunRecord> all = store.list_runs();
-    sort_newest_first(all);
-    for (const auto& r : all)
-      if (!r.confirms.empty() && r.status != RunStatus::Running) reruns[r.confirms].push_back(r.id);
-  }
+  for (const auto& r : all)
+    if (!r.confirms.empty() && r.status != RunStatus::Running) reruns[r.confirms].push_back(r.id);
   std::map<std::string, size_t> newest;  // case key -> index into ref.base.cases of its reference case
   bool have_base = false;
   for (const RunRecord& run : ref.runs) {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <span>
@@ -19,11 +18,8 @@ namespace mlsb::reports {
 
 double history_rel_sd(const std::vector<double>& h) {
   if (h.size() < 2) return NAN;
-  const double n = static_cast<double>(h.size());
-  const double mean = std::accumulate(h.begin(), h.end(), 0.0) / n;
-  double ss = 0;
-  for (const double v : h) ss += (v - mean) * (v - mean);
-  return mean != 0 ? std::sqrt(ss / (n - 1)) / std::fabs(mean) : NAN;
+  const Moments m = moments(h);
+  return m.mean != 0 ? m.stddev / std::fabs(m.mean) : NAN;
 }
 
 namespace {
@@ -55,10 +51,8 @@ const std::vector<Trial>& trials(size_t n) {
   it->second.reserve(kTrials);
   for (int t = 0; t < kTrials; ++t) {
     for (auto& v : h) v = z(rng);
-    const double mean = std::accumulate(h.begin(), h.end(), 0.0) / static_cast<double>(n);
-    double ss = 0;
-    for (const double v : h) ss += (v - mean) * (v - mean);
-    it->second.push_back({mean, std::sqrt(ss / static_cast<double>(n - 1)),
+    const Moments m = moments(h);
+    it->second.push_back({m.mean, m.stddev,
                           median(std::span<const double>(h.data(), level_runs)), h[0], z(rng)});
   }
   return it->second;

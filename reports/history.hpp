@@ -20,6 +20,9 @@ struct HistoryQuery {
   std::string machine = "auto";  ///< "auto" = the newest matching run's machine key, or a key
   std::string branch = "auto";   ///< "auto" = the newest matching run's branch, or a branch name
   int last = 0;                  ///< only the newest N matching runs (0 = all)
+  /// When set, only runs that ended ok with the runner options of this run (same_runner_options): the
+  /// nightly's history, made of the runs its comparison may read.
+  const RunRecord* like = nullptr;
 };
 
 /// One run's value in a series.

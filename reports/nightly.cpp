@@ -107,6 +107,7 @@ void judge_history(Store& store, SuiteNight& s, const NightlyOptions& options) {
   q.machine = s.run->run.machine_key.empty() ? "auto" : s.run->run.machine_key;
   q.branch = s.run->run.branch;
   q.last = options.history;
+  q.like = &s.run->run;
   const std::string link = "([history](" + night_file_stem("history", s.suite) + ".html))";
   try {
     History h = load_history(store, q);

@@ -37,9 +37,8 @@ double resample_median(std::span<const double> v, std::mt19937_64& rng, std::vec
   return (*std::max_element(buf.begin(), buf.begin() + mid) + upper) / 2;
 }
 
-struct Moments {
-  double mean = 0, stddev = 0;  // stddev with n-1; 0 for fewer than 2 values
-};
+
+}  // namespace
 
 Moments moments(std::span<const double> v) {
   Moments m;
@@ -52,8 +51,6 @@ Moments moments(std::span<const double> v) {
   }
   return m;
 }
-
-}  // namespace
 
 double relative_stddev(std::span<const double> values) {
   if (values.size() < 2) return INFINITY;

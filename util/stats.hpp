@@ -18,6 +18,12 @@ struct Summary {
 /// (0 when mean is 0). An empty span gives n = 0 and zeros. Values must be finite.
 Summary summarize(std::span<const double> values, uint64_t seed = 0x5eed);
 
+/// Mean and sample stddev (n-1) of `values`; 0 and 0 for none, stddev 0 for one.
+struct Moments {
+  double mean = 0, stddev = 0;
+};
+Moments moments(std::span<const double> values);
+
 /// Sample stddev (n-1) over |mean|: the stopping rule's noise. 0 when mean and stddev are 0, +inf for
 /// fewer than 2 values or a zero mean with spread.
 double relative_stddev(std::span<const double> values);
