@@ -110,6 +110,10 @@ std::string settings(const Comparison& cmp) {
          (any_history(cmp) ? std::string(", t-test against the history")
                            : ", run-to-run noise from the last runs on this machine, else " +
                                  fmt_num(100 * cmp.options.run_noise, 3) + "%") +
+         (std::any_of(cmp.metrics.begin(), cmp.metrics.end(), [](const MetricComparison& m) { return m.deterministic; })
+              ? "; counted (deterministic) metrics: threshold " +
+                    fmt_num(100 * cmp.options.deterministic_threshold, 3) + "% alone"
+              : std::string()) +
          "; * marks the primary metric";
 }
 

@@ -96,6 +96,10 @@ TEST(CountedRun, WhatCannotBeCountedIsRefusedOrSkippedWithTheReason) {
   refused(std::string(kCases) + " --max-time 5", "a time-based stopping rule (--max-time)");
   refused(std::string(kCases) + " --comm mpi", "counts one process");
   refused(kCases, "install the Debian package 'valgrind'", "PATH=/nonexistent");
+  // A valgrind too old for the client requests the runner uses.
+  test::write_file(dir / "old" / "valgrind", "#!/bin/sh\necho valgrind-3.13.0\n");
+  fs::permissions(dir / "old" / "valgrind", fs::perms::owner_all);
+  refused(kCases, "needs valgrind 3.15 or newer", "PATH=" + shell_quote(dir / "old") + ":/usr/bin:/bin");
   EXPECT_FALSE(fs::exists(db));  // nothing was stored
   test::write_file(dir / "s.json", R"({"name": "s", "measure": "bogus", "cases": [{"workload": "compress.codec"}]})");
   refused("run " + shell_quote(dir / "s.json"), "measure: expected \"time\" or \"instructions\"");
