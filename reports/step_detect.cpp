@@ -147,15 +147,25 @@ double within_run_floor(std::span<const double> ci_half) {
 
 constexpr size_t kMinTail = 4, kMaxTail = 12;  // the newest runs tail_cut tests as a level of their own
 
+// The median of runs [b, e): the plain median (the mean of the two middle values for an even count) when
+// their weights are alike (within 2x of each other), else the weighted median, so that a run whose own CI
+// is wide hardly counts.
+double level_median(const Series& s, size_t b, size_t e) {
+  const auto [lo, hi] = std::minmax_element(s.w.begin() + static_cast<std::ptrdiff_t>(b),
+                                            s.w.begin() + static_cast<std::ptrdiff_t>(e));
+  if (*hi <= 2 * *lo) return median(s.y.subspan(b, e - b));
+  return s.level(b, e).second;
+}
+
 // The newest runs as a level of their own that the fit's penalty is too coarse to see (a few runs on a new
-// level weigh little against gamma = penalty * ln(n)): for tails of k = min_tail .. 12 runs of the last
-// level [b, n), each against the rest of that level (at least 2k runs), the difference of the medians in
-// units of its standard error (weighted medians, as the levels'), sigma * 1.2533 * sqrt(1/k + 1/m) with sigma the reference's own noise (MAD of
-// its values, which sees the run-to-run noise whole where first differences miss correlated noise) and the
-// correlated noise's inflation of a k-run median, (1 + rho) / (1 - rho) with rho estimated from the
-// reference's lag-1 autocorrelation. A tail qualifies when that exceeds `z`, the change exceeds `threshold`,
-// and every run of the tail lies beyond the reference's median in the worse direction (a spike is no level).
-// Returns the cut (n - k) of the largest such z, or 0.
+// level weigh little against gamma = penalty * ln(n)): for tails of k = kMinTail .. kMaxTail runs of the
+// last level [b, n), each against the rest of that level (m >= 2k runs), the difference of their medians
+// (level_median) in units of its standard error, sd * 1.2533 * sqrt(f / k + 1 / m): sd is the reference's
+// own noise (MAD of its values, which sees the run-to-run noise whole where first differences miss
+// correlated noise), f = (1 + rho) / (1 - rho) the inflation of a k-run median by correlated noise, rho the
+// reference's lag-1 autocorrelation (taken as 0 below 0.25). A tail qualifies when that exceeds `z`, the
+// change exceeds `threshold` (and two quanta), and every run of the tail lies sd / 2 beyond the reference's
+// median in the worse direction (a spike is no level). Returns the cut (n - k) of the largest such z, or 0.
 size_t tail_cut(const Series& s, size_t b, double threshold, double resolution, double z, bool lower_is_better) {
   const std::span<const double> y = s.y;
   const double sigma = s.sigma;
@@ -165,7 +175,7 @@ size_t tail_cut(const Series& s, size_t b, double threshold, double resolution, 
   for (size_t k = kMinTail; k <= kMaxTail && n >= b + 3 * k; ++k) {
     const std::vector<double> ref(y.begin() + static_cast<std::ptrdiff_t>(b), y.end() - static_cast<std::ptrdiff_t>(k));
     const std::vector<double> tail(y.end() - static_cast<std::ptrdiff_t>(k), y.end());
-    const double r = s.level(b, n - k).second, t = s.level(n - k, n).second;  // weighted medians
+    const double r = level_median(s, b, n - k), t = level_median(s, n - k, n);
     const double d = lower_is_better ? t - r : r - t;
     if (!(d > threshold * std::fabs(r)) || !(d > 2 * resolution)) continue;
     const double sd = std::max(sigma, mad_sigma(ref));

@@ -63,7 +63,7 @@ struct StepAnalysis {
 ///     difference of its two levels' medians (1.2533 sigma / sqrt(runs) each, sigma the level's noise);
 ///   - the newest runs: a tail of 4..12 runs of the last level (or of the last two, when the fit's last level
 ///     is shorter than 12) against the rest of it, at least twice as long, is a level of its own when its
-///     weighted median lies beyond the threshold, beyond tail_z standard errors (1.2533 sd sqrt(1/k + 1/m),
+///     median (weighted when the runs' weights differ more than 2x) lies beyond the threshold, beyond tail_z standard errors (1.2533 sd sqrt(1/k + 1/m),
 ///     sd the reference's MAD noise, the 1/k term scaled by (1 + rho) / (1 - rho) for a lag-1
 ///     autocorrelation rho >= 0.25) and every tail run beyond the reference's median by sd / 2;
 ///   - a drift: two or more consecutive steps in one direction whose runs a least-squares line fits at least
