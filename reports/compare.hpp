@@ -154,6 +154,11 @@ std::string case_pair_key(const CaseRecord& c);
 Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options = {},
                         const HistoryMedians& history = {});
 
+/// What the gate can see: a line per primary metric with a noise estimate, naming the smallest worse step it
+/// catches with 95% probability with the history it has and with a full one (reports/detection_power.hpp),
+/// e.g. "case time_ms: detects >= 23% with 6 runs of history, >= 16% with 30 (run-to-run noise 3.7%)".
+std::vector<std::string> detection_lines(const Comparison& cmp);
+
 /// "text" (aligned table for terminals), "json" (schema "mlsysbench.compare/1"), "md" or "html" (one
 /// self-contained page, worst changes first); md and html show only primary metrics and rows that are not
 /// "same" unless `all`, so the Markdown fits a pull-request comment. Throws std::invalid_argument for

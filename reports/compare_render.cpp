@@ -117,28 +117,6 @@ std::string settings(const Comparison& cmp) {
          "; * marks the primary metric";
 }
 
-// What the gate can see, a line per primary metric with a noise estimate: the smallest worse step it catches
-// with 95% probability with the history it has and with a full one (reports/detection_power.hpp).
-std::vector<std::string> power_lines(const Comparison& cmp) {
-  std::vector<std::string> out;
-  for (const auto& m : cmp.metrics) {
-    if (!m.primary || !std::isfinite(m.detectable)) continue;
-    const bool t_test = cmp.options.history_t_test;
-    std::string line = m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) + "% with " +
-                       std::to_string(m.history_n) + (m.history_n == 1 ? " run" : " runs") + " of history";
-    if (m.deterministic) {
-      out.push_back(m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) +
-                    "% (a counted metric: the threshold alone)");
-      continue;
-    }
-    if (t_test && m.history_n < kTTestHistory)
-      line += " (the two-run rule until " + std::to_string(kTTestHistory) + ")";
-    if (t_test && m.history_n < cmp.options.history_limit && std::isfinite(m.detectable_full))
-      line += ", >= " + fmt_num(100 * m.detectable_full, 2) + "% with " + std::to_string(cmp.options.history_limit);
-    out.push_back(line + " (run-to-run noise " + fmt_num(100 * m.rel_noise, 2) + "%)");
-  }
-  return out;
-}
 
 // Terminal columns a cell takes: its UTF-8 code points (the cells hold no wide characters).
 size_t columns(const std::string& s) {
@@ -174,7 +152,7 @@ std::string comparison_text(const Comparison& cmp) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
-  if (const auto power = power_lines(cmp); !power.empty()) {
+  if (const auto power = detection_lines(cmp); !power.empty()) {
     out += "\nWhat the gate can see (a worse step caught with 95% probability):\n";
     for (const auto& p : power) out += "  " + p + "\n";
   }
@@ -256,7 +234,7 @@ std::string comparison_md(const Comparison& cmp, bool all) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
-  if (const auto power = power_lines(cmp); !power.empty()) {
+  if (const auto power = detection_lines(cmp); !power.empty()) {
     out += "\n<details><summary>What the gate can see (a worse step caught with 95% probability)</summary>\n\n";
     for (const auto& p : power) out += "- " + md_escape(p) + "\n";
     out += "\n</details>\n";
@@ -298,7 +276,7 @@ std::string comparison_html(const Comparison& cmp, bool all) {
   list("Only in candidate", cmp.only_cand);
   list("Not compared (not ok in both runs)", cmp.not_compared);
   list("Primary metric missing in the candidate", cmp.lost_primary);
-  if (const auto power = power_lines(cmp); !power.empty()) {
+  if (const auto power = detection_lines(cmp); !power.empty()) {
     out += "<h2>What the gate can see</h2><p>A worse step caught with 95% probability:</p><ul>";
     for (const auto& p : power) out += "<li>" + html_escape(p) + "</li>";
     out += "</ul>\n";
@@ -309,6 +287,27 @@ std::string comparison_html(const Comparison& cmp, bool all) {
 }
 
 }  // namespace
+
+std::vector<std::string> detection_lines(const Comparison& cmp) {
+  std::vector<std::string> out;
+  for (const auto& m : cmp.metrics) {
+    if (!m.primary || !std::isfinite(m.detectable)) continue;
+    const bool t_test = cmp.options.history_t_test;
+    std::string line = m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) + "% with " +
+                       std::to_string(m.history_n) + (m.history_n == 1 ? " run" : " runs") + " of history";
+    if (m.deterministic) {
+      out.push_back(m.name + " " + m.metric + ": detects >= " + fmt_num(100 * m.detectable, 2) +
+                    "% (a counted metric: the threshold alone)");
+      continue;
+    }
+    if (t_test && m.history_n < kTTestHistory)
+      line += " (the two-run rule until " + std::to_string(kTTestHistory) + ")";
+    if (t_test && m.history_n < cmp.options.history_limit && std::isfinite(m.detectable_full))
+      line += ", >= " + fmt_num(100 * m.detectable_full, 2) + "% with " + std::to_string(cmp.options.history_limit);
+    out.push_back(line + " (run-to-run noise " + fmt_num(100 * m.rel_noise, 2) + "%)");
+  }
+  return out;
+}
 
 std::string render_comparison(const Comparison& cmp, std::string_view format, bool all) {
   if (format == "text") return comparison_text(cmp);

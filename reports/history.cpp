@@ -69,7 +69,8 @@ History load_history(Store& store, const HistoryQuery& q) {
   narrow(runs, [&](const RunRecord& r) { return r.branch == br; }, "--branch '" + br + "'", branch, "branches");
   if (q.like)
     narrow(runs, [&](const RunRecord& r) { return r.status == RunStatus::Ok && same_runner_options(r, *q.like); },
-           "status ok and the runner options of run " + std::to_string(q.like->id), branch, "branches");
+           "status ok and the runner options of run " + std::to_string(q.like->id),
+           [](const RunRecord& r) { return status_name(r.status); }, "statuses");
   if (q.suite.empty()) {
     std::map<std::string, int> suites;
     for (const auto& r : runs) ++suites[r.suite];

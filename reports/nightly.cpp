@@ -1,15 +1,15 @@
 #include "reports/nightly.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include "reports/baseline.hpp"
+#include "reports/detail/report_text.hpp"
 #include "reports/status.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -36,20 +36,12 @@ std::string display_names(const Comparison& cmp, const std::vector<std::string>&
     std::string name = "`" + id + "`";
     for (const auto& m : cmp.metrics)
       if (m.primary && m.workload + "/" + m.params_key == id) {
-        char ratio[32];
-        std::snprintf(ratio, sizeof ratio, " x%.3g", m.ratio);
-        name = "`" + m.name + "` " + m.metric + ratio;
+        name = "`" + m.name + "` " + m.metric + " x" + detail::fmt_num(m.ratio, 3);
         break;
       }
     out += (out.empty() ? "" : ", ") + name;
   }
   return out;
-}
-
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * v);
-  return buf;
 }
 
 // A run judged against its clean reference: the comparison (nullopt without a reference, or when
@@ -89,13 +81,8 @@ Judgement judge(Store& store, const RunData& run, const NightlyOptions& options,
   j.verdict = j.fails ? std::to_string(worse.size()) + " case(s) worse than run " + base_id
                       : "no regression against run " + base_id;
   j.verdict += " (commits " + commit_range(ref->base.run, run.run) + ") ([compare](" + stem + ".html))";
-  std::string power;
-  for (const auto& m : j.cmp->metrics)
-    if (m.primary && std::isfinite(m.detectable))
-      power += (power.empty() ? "`" : "; `") + m.name + "` >= " + percent(m.detectable) + " (" +
-               std::to_string(m.history_n) + " runs)";
-  if (!power.empty())
-    notes.push_back(suite + ": what the gate can see (a worse step caught with 95% probability): " + power);
+  if (const auto power = detection_lines(*j.cmp); !power.empty())
+    notes.push_back(suite + ": what the gate can see (a worse step caught with 95% probability): " + join(power, "; "));
   return j;
 }
 
