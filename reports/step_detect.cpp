@@ -61,6 +61,7 @@ struct Series {
   std::span<const double> y;
   std::vector<double> w;
   double sigma = 1;
+  double floor = 0;  // the least noise the series can have: its resolution, its runs' own CIs, 1e-6 of its scale
 
   // The fit's cost of one level over [b, e), in noise units, and its value.
   std::pair<double, double> level(size_t b, size_t e) const {
@@ -147,52 +148,78 @@ double within_run_floor(std::span<const double> ci_half) {
 
 constexpr size_t kMinTail = 4, kMaxTail = 12;  // the newest runs tail_cut tests as a level of their own
 
-// The median of runs [b, e): the plain median (the mean of the two middle values for an even count) when
-// their weights are alike (within 2x of each other), else the weighted median, so that a run whose own CI
-// is wide hardly counts.
-double level_median(const Series& s, size_t b, size_t e) {
-  const auto [lo, hi] = std::minmax_element(s.w.begin() + static_cast<std::ptrdiff_t>(b),
-                                            s.w.begin() + static_cast<std::ptrdiff_t>(e));
-  if (*hi <= 2 * *lo) return median(s.y.subspan(b, e - b));
-  return s.level(b, e).second;
+// The lag-1 autocorrelation rho of runs around their levels, as the factor (1 + rho) / (1 - rho) by which it
+// inflates the variance of a level's value. rho below 0.25 (within what white noise shows on ~20 runs) is
+// taken as 0, and it is capped at 0.9.
+struct Lag1 {
+  double num = 0, den = 0;
+  void add(std::span<const double> runs, double level) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      den += (runs[i] - level) * (runs[i] - level);
+      if (i) num += (runs[i] - level) * (runs[i - 1] - level);
+    }
+  }
+  double inflation() const {
+    const double rho = den > 0 ? std::clamp(num / den, 0.0, 0.9) : 0;
+    return rho < 0.25 ? 1 : (1 + rho) / (1 - rho);
+  }
+};
+
+// The standard deviation of residuals around `fitted` fitted values, those beyond 2.5 MAD-sigmas clipped
+// (winsorised): robust to a spike, yet nearly as efficient as the plain standard deviation, where the MAD
+// alone is worth about a third of the runs.
+double clipped_sd(const std::vector<double>& residuals, size_t fitted) {
+  if (residuals.size() <= fitted) return 0;
+  const double m = mad_sigma(residuals);
+  double ss = 0;
+  for (const double e : residuals) ss += std::pow(std::clamp(e, -2.5 * m, 2.5 * m), 2);
+  return std::sqrt(ss / static_cast<double>(residuals.size() - fitted));
 }
 
 // The newest runs as a level of their own that the fit's penalty is too coarse to see (a few runs on a new
-// level weigh little against gamma = penalty * ln(n)): for tails of k = kMinTail .. kMaxTail runs of the
-// last level [b, n), each against the rest of that level (m >= 2k runs), the difference of their medians
-// (level_median) in units of its standard error, sd * 1.2533 * sqrt(f / k + 1 / m): sd is the reference's
-// own noise (MAD of its values, which sees the run-to-run noise whole where first differences miss
-// correlated noise), f = (1 + rho) / (1 - rho) the inflation of a k-run median by correlated noise, rho the
-// reference's lag-1 autocorrelation (taken as 0 below 0.25). A tail qualifies when that exceeds `z`, the
-// change exceeds `threshold` (and two quanta), and every run of the tail lies sd / 2 beyond the reference's
-// median in the worse direction (a spike is no level). Returns the cut (n - k) of the largest such z, or 0.
+// level weigh little against gamma = penalty * ln(n)). Of the tails of k = kMinTail .. kMaxTail runs of the
+// last level [b, n) that leave a reference of m >= 2k runs, the one whose two levels fit best (least L1 cost)
+// is tested. Its shift, the Hodges-Lehmann estimate (the median of the k * m differences tail - reference;
+// Hodges & Lehmann 1963), or the difference of weighted medians when the runs' weights differ more than 2x,
+// must exceed `threshold` of the reference's median, two quanta, and z standard errors
+// c * sd * sqrt(f / k + 1 / m): c = sqrt(pi / 3) for Hodges-Lehmann, sqrt(pi / 2) for medians; sd the clipped
+// standard deviation of both parts around their medians; f the reference's Lag1 inflation. All runs of the
+// tail but one must lie sd / 2 beyond the reference's median in the worse direction (a spike is no level).
+// Returns the cut n - k, or 0.
 size_t tail_cut(const Series& s, size_t b, double threshold, double resolution, double z, bool lower_is_better) {
-  const std::span<const double> y = s.y;
-  const double sigma = s.sigma;
-  const size_t n = y.size();
-  size_t best_cut = 0;
-  double best = z;
-  for (size_t k = kMinTail; k <= kMaxTail && n >= b + 3 * k; ++k) {
-    const std::vector<double> ref(y.begin() + static_cast<std::ptrdiff_t>(b), y.end() - static_cast<std::ptrdiff_t>(k));
-    const std::vector<double> tail(y.end() - static_cast<std::ptrdiff_t>(k), y.end());
-    const double r = level_median(s, b, n - k), t = level_median(s, n - k, n);
-    const double d = lower_is_better ? t - r : r - t;
-    if (!(d > threshold * std::fabs(r)) || !(d > 2 * resolution)) continue;
-    const double sd = std::max(sigma, mad_sigma(ref));
-    const double floor = r + (lower_is_better ? 0.5 : -0.5) * sd;
-    if (std::any_of(tail.begin(), tail.end(), [&](double v) { return lower_is_better ? v <= floor : v >= floor; }))
-      continue;
-    double num = 0, den = 0;  // lag-1 autocorrelation of the reference around its median
-    for (size_t i = 0; i < ref.size(); ++i) {
-      den += (ref[i] - r) * (ref[i] - r);
-      if (i) num += (ref[i] - r) * (ref[i - 1] - r);
-    }
-    const double rho_hat = den > 0 ? std::clamp(num / den, 0.0, 0.9) : 0;
-    const double rho = rho_hat < 0.25 ? 0 : rho_hat;  // below: within what white noise shows on ~20 runs
-    const double se = sd * 1.2533 * std::sqrt((1 + rho) / (1 - rho) / static_cast<double>(k) + 1.0 / static_cast<double>(ref.size()));
-    if (d / se > best) best = d / se, best_cut = n - k;
+  const size_t n = s.y.size();
+  size_t k = 0;
+  double least = INFINITY;
+  for (size_t t = kMinTail; t <= kMaxTail && n >= b + 3 * t; ++t) {
+    const double cost = s.level(b, n - t).first + s.level(n - t, n).first;
+    if (cost < least) least = cost, k = t;
   }
-  return best_cut;
+  if (k == 0) return 0;
+  const auto ref = s.y.subspan(b, n - k - b), tail = s.y.subspan(n - k, k);
+  const double r = median(ref), t = median(tail);
+  const auto [lo, hi] = std::minmax_element(s.w.begin() + static_cast<std::ptrdiff_t>(b), s.w.end());
+  const bool alike = *hi <= 2 * *lo;
+  double shift = s.level(n - k, n).second - s.level(b, n - k).second;
+  if (alike) {
+    std::vector<double> pairs;
+    for (const double x : tail)
+      for (const double c : ref) pairs.push_back(x - c);
+    shift = median(pairs);
+  }
+  const double d = lower_is_better ? shift : -shift;
+  if (!(d > threshold * std::fabs(r)) || !(d > 2 * resolution)) return 0;
+  std::vector<double> residuals;
+  for (const double v : ref) residuals.push_back(v - r);
+  for (const double v : tail) residuals.push_back(v - t);
+  const double sd = std::max(s.floor, clipped_sd(residuals, 2));
+  const double floor = r + (lower_is_better ? 0.5 : -0.5) * sd;
+  if (std::count_if(tail.begin(), tail.end(), [&](double v) { return lower_is_better ? v <= floor : v >= floor; }) > 1)
+    return 0;
+  Lag1 lag1;
+  lag1.add(ref, r);
+  const double c = alike ? std::sqrt(M_PI / 3) : std::sqrt(M_PI / 2);
+  const double se = c * sd * std::sqrt(lag1.inflation() / static_cast<double>(k) + 1.0 / static_cast<double>(ref.size()));
+  return d > z * se ? n - k : 0;
 }
 
 }  // namespace
@@ -224,7 +251,8 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
   for (size_t i = 1; i < n; ++i) diffs.push_back(values[i] - values[i - 1]);
   const double scale = std::fabs(median(values));
   const double resolution = quantised_floor(values);
-  s.sigma = std::max({mad_sigma(diffs) / std::sqrt(2.0), 1e-6 * scale, resolution, within_run_floor(ci_half), 1e-300});
+  s.floor = std::max({1e-6 * scale, resolution, within_run_floor(ci_half), 1e-300});
+  s.sigma = std::max(mad_sigma(diffs) / std::sqrt(2.0), s.floor);
   out.noise = s.sigma;
   if (!ci_half.empty()) {
     double sum = 0;
@@ -299,10 +327,13 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
   }
   // Two levels differ beyond the noise when their values (medians: standard error 1.2533 sigma / sqrt(runs))
   // are noise_factor standard errors of their difference apart.
+  Lag1 lag1;  // of the runs around their levels
+  for (const Level& l : out.levels) lag1.add(values.subspan(l.begin, l.end - l.begin), l.value);
+  const double f = lag1.inflation();
   const auto beyond = [&](const Level& a, const Level& b) {
     const double d = std::fabs(b.value - a.value);
-    const double se = 1.2533 * std::sqrt(a.noise * a.noise / static_cast<double>(a.end - a.begin) +
-                                         b.noise * b.noise / static_cast<double>(b.end - b.begin));
+    const double se = 1.2533 * std::sqrt(f * a.noise * a.noise / static_cast<double>(a.end - a.begin) +
+                                         f * b.noise * b.noise / static_cast<double>(b.end - b.begin));
     return d > o.threshold * std::fabs(a.value) && d > o.noise_factor * se && d > 2 * resolution;
   };
   const auto is_worse = [&](double from, double to) { return better == Better::Lower ? to > from : to < from; };

@@ -17,7 +17,7 @@ struct StepOptions {
   size_t min_level = 2;      ///< runs a level needs: a single-run spike is never a level
   double penalty = 4.0;      ///< beta in gamma = beta * log(n), in units of the series' noise (see detect_steps)
   double noise_factor = 4.0; ///< a step must exceed this many standard errors of its levels' difference
-  double tail_z = 2.5;       ///< the newest runs' own test: standard errors their median must lie beyond (detect_steps)
+  double tail_z = 2.5;       ///< the newest runs' own test: standard errors their shift must lie beyond (detect_steps)
 };
 
 /// A constant level of the fit over runs [begin, end) of the series.
@@ -60,12 +60,15 @@ struct StepAnalysis {
 ///   - weights w_i = 1 / max(ci_half_i, sigma / 4), normalised to mean 1 (a run with a wide CI of its
 ///     median counts less); `ci_half` may be empty (all weights 1) or hold NaN for unknown;
 ///   - a step is significant when it exceeds the threshold and noise_factor standard errors of the
-///     difference of its two levels' medians (1.2533 sigma / sqrt(runs) each, sigma the level's noise);
-///   - the newest runs: a tail of 4..12 runs of the last level (or of the last two, when the fit's last level
-///     is shorter than 12) against the rest of it, at least twice as long, is a level of its own when its
-///     median (weighted when the runs' weights differ more than 2x) lies beyond the threshold, beyond tail_z standard errors (1.2533 sd sqrt(1/k + 1/m),
-///     sd the reference's MAD noise, the 1/k term scaled by (1 + rho) / (1 - rho) for a lag-1
-///     autocorrelation rho >= 0.25) and every tail run beyond the reference's median by sd / 2;
+///     difference of its two levels' medians (1.2533 sigma sqrt(f / runs) each, sigma the level's noise, f =
+///     (1 + rho) / (1 - rho) for a lag-1 autocorrelation rho >= 0.25 of the runs around their levels, else 1);
+///   - the newest runs: of the tails of 4..12 runs of the last level (or of the last two, when the fit's last
+///     level is shorter than 12) that leave a reference at least twice as long, the one whose two levels fit
+///     best is a level of its own when its shift (Hodges-Lehmann, the median of the pairwise differences; the
+///     difference of weighted medians when the runs' weights differ more than 2x) lies beyond the threshold
+///     and tail_z standard errors (c sd sqrt(f / k + 1 / m), c = sqrt(pi / 3) or sqrt(pi / 2), sd the
+///     winsorised sd of both parts, f the reference's inflation as above), and all tail runs but one lie
+///     sd / 2 beyond the reference's median;
 ///   - a drift: two or more consecutive steps in one direction whose runs a least-squares line fits at least
 ///     as well as the levels (MAD of residuals) become one Step with drift set, sized by the line;
 ///   - fit: minimise sum_i w_i |y_i - level(i)| / sigma + gamma * (number of levels - 1) over levels of

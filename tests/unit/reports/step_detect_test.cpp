@@ -1,8 +1,8 @@
 // Step detection on synthetic histories written here: a +10% step is found where it is, an improvement
 // is a change but no regression, a one-run spike is nothing, too short a history gives no verdict, runs
 // with wide CIs weigh less, medians that flicker between two quantised values raise no alarm, a slow drift
-// is one drift of its real size, a 3-sigma step with 4 runs on the new level is found in most seeds, and
-// series without a change raise an alarm in at most 1% of 1,000 seeds under three kinds of noise.
+// is one drift of its real size, a 3-sigma step with 4 runs on the new level is found in 95% of seeds, and
+// series without a change raise few alarms over 1,000 seeds under three kinds of noise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -161,12 +161,12 @@ TEST(StepDetect, ASlowDriftIsReportedAsADriftOfItsRealSize) {
   EXPECT_FALSE(a.regressions()[0]->drift);
 }
 
-TEST(StepDetect, AThreeSigmaStepWithFourRunsOnTheNewLevelIsFoundInMostSeeds) {
-  // 20 runs at 3% noise, then 4 runs 3 sigmas (9%) or 4 sigmas (12%) slower: with the newest runs' own test
-  // (tail_cut) the 3-sigma step is found at its run (+-1) in 162 of 200 seeds (81%), the 4-sigma step in 189.
-  for (const auto& [sigmas, floor] : {std::pair{3.0, 145}, std::pair{4.0, 175}}) {
+TEST(StepDetect, AThreeSigmaStepWithFourRunsOnTheNewLevelIsFound) {
+  // 20 runs at 3% noise, then 4 runs 3 sigmas (9%) or 4 sigmas (12%) slower: the newest runs' own test
+  // (tail_cut) finds the 3-sigma step at its run (+-1) in 947 of 1,000 seeds, the 4-sigma step in 991.
+  for (const auto& [sigmas, floor] : {std::pair{3.0, 930}, std::pair{4.0, 980}}) {
     int found = 0;
-    for (uint64_t seed = 1; seed <= 200; ++seed) {
+    for (uint64_t seed = 1; seed <= 1000; ++seed) {
       const auto a = detect_steps(series(seed, 24, 0.03, SeriesNoise::Gaussian, 20, sigmas * 0.03), {}, Better::Lower);
       const auto r = a.regressions();
       found += !r.empty() && r.back()->at >= 19 && r.back()->at <= 21;
@@ -176,15 +176,22 @@ TEST(StepDetect, AThreeSigmaStepWithFourRunsOnTheNewLevelIsFoundInMostSeeds) {
   }
 }
 
-TEST(StepDetect, NoChangeRaisesAnAlarmInAtMostOnePercentOfSeeds) {
+TEST(StepDetect, NoChangeRaisesFewAlarms) {
+  // 1,000 seeds of 24 and of 60 runs without a change. White noise (Gaussian, log-normal): at most 1% raise
+  // an alarm. AR(1) noise with rho = 0.5 wanders like small steps, and 20 runs cannot tell it from white
+  // noise: at most 1% with 60 runs, 3% with 24 (measured: 8 and 26 of 1,000 at 3% noise).
   for (const SeriesNoise kind : {SeriesNoise::Gaussian, SeriesNoise::LogNormal, SeriesNoise::Ar1})
-    for (const double sigma : {0.01, 0.03}) {
-      int alarms = 0;
-      for (uint64_t seed = 1; seed <= 1000; ++seed)
-        alarms += !detect_steps(series(seed, 60, sigma, kind), {}, Better::Lower).regressions().empty();
-      EXPECT_LE(alarms, 10) << "noise kind " << static_cast<int>(kind) << " sigma " << sigma;
-      RecordProperty("alarms_" + std::to_string(static_cast<int>(kind)) + "_" + std::to_string(sigma), alarms);
-    }
+    for (const double sigma : {0.01, 0.03})
+      for (const size_t n : {24, 60}) {
+        int alarms = 0;
+        for (uint64_t seed = 1; seed <= 1000; ++seed)
+          alarms += !detect_steps(series(seed, n, sigma, kind), {}, Better::Lower).regressions().empty();
+        EXPECT_LE(alarms, kind == SeriesNoise::Ar1 && n == 24 ? 30 : 10)
+            << "noise kind " << static_cast<int>(kind) << " sigma " << sigma << " runs " << n;
+        RecordProperty("alarms_" + std::to_string(static_cast<int>(kind)) + "_" + std::to_string(sigma) + "_" +
+                           std::to_string(n),
+                       alarms);
+      }
 }
 
 }  // namespace
