@@ -26,17 +26,6 @@ bool varies(const std::vector<double>& v) {
   return v.size() >= 2 && *lo != *hi;
 }
 
-// The largest relative change between consecutive runs of a history (in either direction): what two
-// runs of unchanged code on this machine have shown.
-double largest_run_to_run_change(const std::vector<double>& v) {
-  double largest = 0;
-  for (size_t i = 1; i < v.size(); ++i) {
-    const double lo = std::min(std::fabs(v[i]), std::fabs(v[i - 1])), hi = std::max(std::fabs(v[i]), std::fabs(v[i - 1]));
-    largest = std::max(largest, lo > 0 ? hi / lo - 1 : INFINITY);
-  }
-  return largest;
-}
-
 // The smallest p-value the U test can give for samples of these sizes (fully separated samples).
 double min_achievable_p(size_t n1, size_t n2) {
   std::vector<double> a(n1), b(n2);
@@ -125,7 +114,7 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
     m.reference = median(std::span<const double>(h.data(), static_cast<size_t>(std::min(m.history_n, kReferenceRuns))));
     m.rel_noise = history_rel_sd(h);
     CompareOptions rule = o;  // the two-run rule's floor is the measured noise once the history has enough runs
-    if (!o.history_t_test && m.history_n >= kTTestHistory) rule.run_noise = largest_run_to_run_change(h);
+    if (!o.history_t_test && m.history_n >= kTTestHistory) rule.run_noise = run_to_run_noise(h, o.two_run_alpha);
     m.detectable = detectable_step(o.history_t_test ? m.history_n : 0, m.rel_noise, rule);
     m.detectable_full =
         detectable_step(o.history_t_test ? std::max<int64_t>(m.history_n, o.history_limit) : 0, m.rel_noise, rule);
@@ -161,12 +150,11 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
   } else if (varies(b) || varies(c)) {
     // The machine's run-to-run noise: from the history when it has enough runs, else the assumed one.
     const bool measured = m.history_n >= kTTestHistory;
-    const double floor = measured ? largest_run_to_run_change(hist->second) : o.run_noise;
+    const double floor = measured ? run_to_run_noise(hist->second, o.two_run_alpha) : o.run_noise;
     const double change = m.ratio >= 1 ? m.ratio - 1 : 1 / m.ratio - 1;  // measured as the floor is
     if (std::isfinite(m.ratio) && change <= floor)
       m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(floor * 100))) + "%, " +
-              (measured ? "the largest change between consecutive runs of the last " + std::to_string(m.history_n)
-                        : std::string("assumed")) + ")";
+              (measured ? "what " + std::to_string(m.history_n) + " runs of unchanged code show" : std::string("assumed")) + ")";
   }
   if (!m.why.empty()) m.verdict = Verdict::Noisy;
   return m;
@@ -242,8 +230,8 @@ Comparison compare_runs(const RunData& base, const RunData& cand, const CompareO
   if (!(options.run_noise >= 0)) throw std::invalid_argument("compare: run_noise must be >= 0");
   if (!(options.deterministic_threshold >= 0) || !(options.determinism_tolerance >= 0))
     throw std::invalid_argument("compare: deterministic_threshold and determinism_tolerance must be >= 0");
-  if (!(options.history_alpha > 0 && options.history_alpha < 1))
-    throw std::invalid_argument("compare: history_alpha must be in (0, 1)");
+  if (!(options.history_alpha > 0 && options.history_alpha < 1) || !(options.two_run_alpha > 0 && options.two_run_alpha < 1))
+    throw std::invalid_argument("compare: history_alpha and two_run_alpha must be in (0, 1)");
   Comparison cmp{base.run, cand.run, options, {}, {}, {}, {}, {}};
   const bool same_commit = !base.run.git_sha.empty() && base.run.git_sha == cand.run.git_sha && !base.run.git_dirty &&
                            !cand.run.git_dirty;

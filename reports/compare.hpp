@@ -37,10 +37,10 @@
 //   - without the t-test (no history, a history shorter than kTTestHistory: the two-run rule, not "noisy",
 //     or history_t_test false), a minimum effect size for metrics that
 //     vary within a run (timings, bandwidths: not scores or counts that every sample repeats): |ratio - 1|
-//     (max(ratio, 1/ratio) - 1) must exceed the machine's run-to-run noise: the largest such change
-//     between consecutive runs of the history (what unchanged code has shown on this machine) when it
-//     holds 5 runs or more, else CompareOptions::run_noise (default 0.25; see README "The gate must not
-//     cry wolf").
+//     (max(ratio, 1/ratio) - 1) must exceed the machine's run-to-run noise: when the history holds 5 runs
+//     or more, the change two runs of unchanged code exceed with probability two_run_alpha, estimated from
+//     the changes between its consecutive runs (run_to_run_noise in reports/detection_power.hpp), else
+//     CompareOptions::run_noise (default 0.25; see README "The gate must not cry wolf").
 #include <cmath>
 #include <map>
 #include <optional>
@@ -62,6 +62,9 @@ struct CompareOptions {
   double alpha = 0.05;      ///< significance level of the Mann-Whitney U test
   double history_alpha = 0.01;  ///< level of the one-sided t-test against the history (compare --history)
   double run_noise = 0.25;  ///< relative change that repeated runs show without any change (used without a history)
+  /// The two-run rule with a history: the chance, per case and metric, that two runs of unchanged code
+  /// differ beyond the measured run-to-run noise in the worse direction.
+  double two_run_alpha = 0.001;
   bool history_t_test = true;  ///< false: the history only measures the run-to-run noise (plain two-run compare)
   int history_limit = 30;  ///< runs of history the gate reads at most: the second figure of the detectable step
   /// The threshold of a deterministic metric (a counted instruction): a change beyond it is better or worse

@@ -60,6 +60,21 @@ const std::vector<Trial>& trials(size_t n) {
 
 }  // namespace
 
+double run_to_run_noise(const std::vector<double>& h, double alpha) {
+  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("run_to_run_noise: alpha must be in (0, 1)");
+  if (h.size() < 2) return NAN;
+  double largest = 0, squares = 0;
+  for (size_t i = 1; i < h.size(); ++i) {
+    const double lo = std::min(std::fabs(h[i]), std::fabs(h[i - 1])), hi = std::max(std::fabs(h[i]), std::fabs(h[i - 1]));
+    if (!(lo > 0)) return INFINITY;
+    largest = std::max(largest, hi / lo - 1);
+    squares += std::pow(std::log(hi / lo), 2);
+  }
+  const auto d = static_cast<double>(h.size() - 1);
+  const double t = boost::math::quantile(boost::math::students_t_distribution<double, NoPromote>(d), 1 - alpha);
+  return std::max(largest, std::expm1(t * std::sqrt(squares / d) * std::sqrt(1 + 1 / d)));
+}
+
 double detectable_step(int64_t runs, double rel_sd, const CompareOptions& o, double power) {
   if (!(power > 0 && power < 1)) throw std::invalid_argument("detectable_step: power must be in (0, 1)");
   if (!(rel_sd >= 0) || !std::isfinite(rel_sd)) return NAN;

@@ -23,6 +23,15 @@ namespace mlsb::reports {
 /// (0, 1).
 double detectable_step(int64_t runs, double rel_sd, const CompareOptions& options, double power = 0.95);
 
+/// The run-to-run noise of a history of medians as the two-run rule uses it: the relative change between two
+/// runs of unchanged code (max(a, b) / min(a, b) - 1 of their magnitudes) that a new pair exceeds in a given
+/// direction with probability about `alpha`. The larger of the largest change between consecutive medians
+/// and the one-sided prediction bound exp(t s sqrt(1 + 1 / d)) - 1: s the root mean square of the d = n - 1
+/// log-ratios of consecutive medians (zero-mean for unchanged code), t Student's t quantile at 1 - alpha with
+/// d degrees of freedom. NaN for fewer than 2 medians, infinite when one is 0. Throws std::invalid_argument
+/// for alpha outside (0, 1).
+double run_to_run_noise(const std::vector<double>& medians, double alpha);
+
 /// The relative run-to-run noise of a history of medians: sample sd over |mean|; NaN for fewer than 2
 /// medians or a zero mean.
 double history_rel_sd(const std::vector<double>& medians);

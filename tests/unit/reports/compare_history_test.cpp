@@ -97,23 +97,34 @@ TEST(CompareHistory, WithoutHistoryRunToRunNoiseIsNoisyButTwiceAsSlowIsWorse) {
   EXPECT_EQ(compare_runs(score(0.8), score(0.9)).metrics[0].verdict, Verdict::Better);
 }
 
+// Medians of n runs of unchanged code on a machine whose runs differ by a factor exp(sigma z) (newest first).
+std::vector<double> history_of(size_t n, double sigma, std::mt19937_64& rng) {
+  std::normal_distribution<double> z(0, sigma);
+  std::vector<double> h;
+  for (size_t i = 0; i < n; ++i) h.push_back(10 * std::exp(z(rng)));
+  return h;
+}
+
 TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
   std::mt19937_64 rng(4);
   const RunData base = run_at(1.0, rng);
   const std::string key = case_pair_key("compress", "codec=zstd", "local", 1) + "\ntime_ms";
-  HistoryMedians quiet, noisy;
-  for (double f : {1.0, 1.01, 0.99, 1.0, 1.02, 0.98}) quiet[key].push_back(10 * f);
-  for (double f : {1.0, 1.3, 0.8, 1.1, 1.5, 0.9}) noisy[key].push_back(10 * f);
+  const HistoryMedians quiet{{key, history_of(30, 0.02, rng)}}, noisy{{key, history_of(30, 0.2, rng)}};
   CompareOptions plain;
   plain.history_t_test = false;
-  // A quiet machine: 15% is beyond the 4% its runs have shown, though within the assumed 25%.
-  const auto on_quiet = compare_runs(base, run_at(1.15, rng), plain, quiet).metrics[0];
+  const double quiet_noise = run_to_run_noise(quiet.at(key), plain.two_run_alpha);
+  const double noisy_noise = run_to_run_noise(noisy.at(key), plain.two_run_alpha);
+  ASSERT_LT(quiet_noise, 0.2);
+  ASSERT_GT(noisy_noise, 0.5);
+  // A quiet machine: 20% is beyond what its runs show, though within the assumed 25%.
+  const auto on_quiet = compare_runs(base, run_at(1.2, rng), plain, quiet).metrics[0];
   EXPECT_EQ(on_quiet.verdict, Verdict::Worse) << on_quiet.why;
   EXPECT_TRUE(std::isnan(on_quiet.history_p));
-  // A machine whose consecutive runs have differed by up to 67%: 50% is within that, 3x is not.
+  // A machine whose runs differ by 20% (sd): 50% is within what 30 of them show, 3x is not.
   const auto on_noisy = compare_runs(base, run_at(1.5, rng), plain, noisy).metrics[0];
   EXPECT_EQ(on_noisy.verdict, Verdict::Noisy);
-  EXPECT_NE(on_noisy.why.find("(67%, the largest change between consecutive runs of the last 6)"), std::string::npos)
+  EXPECT_NE(on_noisy.why.find("(" + std::to_string(std::lround(noisy_noise * 100)) + "%, what 30 runs of unchanged code show)"),
+            std::string::npos)
       << on_noisy.why;
   EXPECT_EQ(compare_runs(base, run_at(3.0, rng), plain, noisy).metrics[0].verdict, Verdict::Worse);
   // Fewer than 5 runs: the assumed noise.
@@ -121,6 +132,30 @@ TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
   EXPECT_NE(compare_runs(base, run_at(1.15, rng), plain, few).metrics[0].why.find("assumed"), std::string::npos);
   EXPECT_EQ(render_comparison(compare_runs(base, run_at(1.15, rng), plain, quiet), "text").find("hist p"),
             std::string::npos);
+}
+
+TEST(CompareHistory, TwoRunsOfUnchangedCodeExceedTheMeasuredNoiseAtTheStatedRate) {
+  // 20,000 seeds per history length: n runs of log-normal noise, then a new pair of runs; the pair's change in
+  // the worse direction exceeds run_to_run_noise(history, 0.001) in about 0.1% of them (measured 0.09-0.14%);
+  // the largest change between consecutive runs alone (the old bound) in about 1 / (2 n) (measured 11%, 5.7%, 2%).
+  for (const size_t n : {5, 10, 30}) {
+    std::mt19937_64 rng(n);
+    std::normal_distribution<double> z(0, 0.1);
+    int beyond = 0, beyond_largest = 0;
+    for (int t = 0; t < 20000; ++t) {
+      std::vector<double> h = history_of(n, 0.1, rng);
+      const double change = std::exp(z(rng)) / std::exp(z(rng)) - 1;
+      beyond += change > run_to_run_noise(h, 0.001);
+      beyond_largest += change > run_to_run_noise(h, 0.999);  // the prediction bound is then below the largest change
+    }
+    EXPECT_LE(beyond, 40) << n << " runs";  // 0.2%
+    EXPECT_GE(beyond_largest, 20000 / (2 * static_cast<int>(n)) / 2) << n << " runs";
+    RecordProperty("beyond_" + std::to_string(n), beyond);
+    RecordProperty("beyond_largest_" + std::to_string(n), beyond_largest);
+  }
+  EXPECT_TRUE(std::isnan(run_to_run_noise({10}, 0.001)));
+  EXPECT_TRUE(std::isinf(run_to_run_noise({10, 0, 10}, 0.001)));
+  EXPECT_THROW(run_to_run_noise({10, 11}, 0), std::invalid_argument);
 }
 
 // How often the real rule flags a candidate `step` worse than its level, over `trials` seeds of a history of
