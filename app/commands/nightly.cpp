@@ -3,13 +3,6 @@
 // stderr and in logs/, and every artifact is written to --out.
 #include "reports/nightly.hpp"
 
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "app/commands/child.hpp"
 #include "app/commands/commands.hpp"
 #include "app/commands/common.hpp"
 #include "harness/plan.hpp"
@@ -43,56 +37,6 @@ struct NightlyArgs {
   bool strict_env = false;
 };
 
-// Runs `argv` with its stdout and stderr copied to our stderr and appended to `log`; returns its exit code
-// (128 + signal when a signal ended it). Ctrl-C reaches the child (same process group) and, once
-// `interrupted` is set, is forwarded to it.
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
-  std::ofstream file(log, std::ios::app | std::ios::binary);
-  std::string line;
-  for (const auto& a : argv) line += (line.empty() ? "$ " : " ") + a;
-  file << line << "\n";
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int err = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (err != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(err));
-  }
-  char buf[4096];
-  bool forwarded = false;
-  for (;;) {
-    if (interrupted && !forwarded) {  // a signal sent to us alone (SIGTERM): the child stops too
-      ::kill(pid, SIGINT);
-      forwarded = true;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, 200);
-    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;  // a signal: forwarded above
-    if (ready < 0) break;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    std::fwrite(buf, 1, static_cast<size_t>(n), stderr);
-    file.write(buf, n);
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 // The runner the night uses: `mlsysbench run` of this very binary into the same store, found by its uuid.
 reports::NightRunner child_runner(const NightlyArgs& args, const Globals& globals, reports::Store& store,
                                   const fs::path& logs) {
@@ -114,7 +58,7 @@ reports::NightRunner child_runner(const NightlyArgs& args, const Globals& global
     if (!req.confirms.empty()) argv.insert(argv.end(), {"--confirms", req.confirms});
     const std::string kind = req.confirms.empty() ? "run" : "confirm";
     std::fprintf(stderr, "== %s %s\n", kind == "run" ? "run" : "confirming re-run of", req.suite.c_str());
-    out.exit_code = run_logged(argv, logs / (reports::night_file_stem(kind, req.suite) + ".log"));
+    out.exit_code = run_child(argv, {logs / (reports::night_file_stem(kind, req.suite) + ".log"), true, true});
     out.run_id = store.run_id_by_uuid(uuid);
     if (out.exit_code == 2 && !out.run_id) out.error = "mlsysbench run exited 2 (see logs/" + kind + "-*.log)";
     if (interrupted) out.exit_code = 130;

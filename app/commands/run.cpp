@@ -1,7 +1,4 @@
 // `mlsysbench run`: a suite or one workload, planned, run on every rank and stored by rank 0.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -24,6 +21,7 @@
 #include <vector>
 
 #include "app/catalog.hpp"
+#include "app/commands/child.hpp"
 #include "app/commands/commands.hpp"
 #include "app/commands/common.hpp"
 #include "backends/comm/communicator.hpp"
@@ -67,13 +65,6 @@ nlohmann::json selection_of(const RunArgs& args) {
             {"timeout_s", opt(args.timeout)}}}};
 }
 
-// The counted run's process, to which run_counted's parent forwards Ctrl-C, SIGTERM and SIGHUP.
-volatile pid_t g_counted_child = 0;
-extern "C" void forward_to_counted_child(int sig) {
-  interrupted = true;  // a run that counts some of its cases in such a child stops after it
-  if (g_counted_child > 0) ::kill(g_counted_child, sig);
-}
-
 // Why this run's counted cases cannot be counted ("" when they can): a GPU backend, MPI ranks, a time-based
 // stopping rule.
 std::string uncountable(const RunArgs& args) {
@@ -96,44 +87,24 @@ int run_under_callgrind(const std::vector<std::string>& mlsb_args, const std::fi
   if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a folder for callgrind's dumps: ") + std::strerror(errno));
   const std::filesystem::path dir = tmpl;
   const auto cmd = callgrind_command(valgrind, std::filesystem::read_symlink("/proc/self/exe"), mlsb_args, dir);
-  std::vector<char*> argv;
-  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
   ::setenv(kCallgrindDirEnv, dir.c_str(), 1);
-  pid_t pid = 0;
-  int status = 0;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (!output.empty()) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  }
-  const int err = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err == 0) {
-    g_counted_child = pid;
-    using Handler = void (*)(int);
-    const Handler before[] = {std::signal(SIGINT, forward_to_counted_child),
-                              std::signal(SIGTERM, forward_to_counted_child),
-                              std::signal(SIGHUP, forward_to_counted_child)};
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    g_counted_child = 0;
-    std::signal(SIGINT, before[0]);
-    std::signal(SIGTERM, before[1]);
-    std::signal(SIGHUP, before[2]);
+  int code = 0;
+  std::string failed;
+  try {
+    code = run_child(cmd, {output});
+  } catch (const std::exception& e) {
+    failed = e.what();
   }
   ::unsetenv(kCallgrindDirEnv);
   std::string log;
   if (std::ifstream in(dir / "valgrind.log"); in) log.assign(std::istreambuf_iterator<char>(in), {});
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
-  if (err != 0) throw std::runtime_error("cannot start " + valgrind.string() + ": " + std::strerror(err));
-  if (WIFSIGNALED(status)) {
-    std::fprintf(stderr, "mlsysbench: the counted run ended by signal %d; valgrind's log:\n%s\n", WTERMSIG(status), log.c_str());
+  if (!failed.empty()) throw std::runtime_error(failed);
+  if (code > 128 && code != 130) {
+    std::fprintf(stderr, "mlsysbench: the counted run ended by signal %d; valgrind's log:\n%s\n", code - 128, log.c_str());
     return 1;
   }
-  const int code = WEXITSTATUS(status);
   if (code != 0 && code != 1 && code != 2 && code != 130) std::fprintf(stderr, "valgrind's log:\n%s\n", log.c_str());
   return code;
 }
