@@ -144,6 +144,50 @@ TEST(MoeTrainGpuMath, TokenDlogitsMatchTheCpuRouterBackward) {
   }
 }
 
+TEST(MoeTrainGpuMath, ASigmoidRouterWhoseScoresAllUnderflowMatchesTheCpuRouter) {
+  // Every logit below -88.7: exp(-l) overflows, every sigmoid score is exactly 0 and their sums are 0. The CPU
+  // router gives uniform aux probabilities, equal weights and no score gradient; the device math must not
+  // divide 0 by 0.
+  for (MoeConfig c : router_configs()) {
+    if (c.router != RouterKind::Sigmoid) continue;
+    SCOPED_TRACE("groups=" + std::to_string(c.groups));
+    const int64_t T = 4, E = c.experts, k = c.topk;
+    auto logits = normal(T * E, 5);
+    for (float& l : logits) l = -95.0f + l;
+    const auto bias = expert_bias(E);
+    const Routing<float> r = route(logits.data(), T, c, bias.data());
+    const auto dw = some_dweight(T * k);
+    std::vector<float> want(T * E);
+    route_backward(r, logits.data(), dw.data(), c, want.data());
+    const auto daux = aux_gradient(r, c);
+    std::vector<float> s(E), p(E), sel(E), gs(c.groups), w(k);
+    std::vector<int32_t> e(k);
+    for (int64_t t = 0; t < T; ++t) {
+      math::route_token(shape_of(c), logits.data() + t * E, bias.data(), s.data(), p.data(), sel.data(), gs.data(),
+                        e.data(), w.data());
+      for (int64_t i = 0; i < E; ++i) {
+        ASSERT_EQ(s[i], 0.0f);
+        EXPECT_FLOAT_EQ(p[i], 1.0f / static_cast<float>(E));
+        EXPECT_FLOAT_EQ(p[i], r.aux_probs[t * E + i]);
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        ASSERT_EQ(e[j], r.expert[t * k + j]);
+        EXPECT_FLOAT_EQ(w[j], 1.0f / static_cast<float>(k));
+        EXPECT_FLOAT_EQ(w[j], r.weight[t * k + j]);
+      }
+      const math::TokenGrad g{r.expert.data() + t * k, r.weight.data() + t * k, dw.data() + t * k,
+                              r.scores.data() + t * E, r.aux_probs.data() + t * E, logits.data() + t * E,
+                              r.lse[t], daux.data(), static_cast<float>(2 * c.z_coef / T), c.aux_coef > 0};
+      const math::TokenDots d = math::token_dots(shape_of(c), g);
+      for (int i = 0; i < E; ++i) {
+        const float got = math::token_dlogit(shape_of(c), g, d, i);
+        ASSERT_TRUE(std::isfinite(got)) << "token " << t << " expert " << i;
+        EXPECT_NEAR(got, want[t * E + i], 1e-6 + 1e-5 * std::abs(want[t * E + i])) << "token " << t << " expert " << i;
+      }
+    }
+  }
+}
+
 TEST(MoeTrainGpuMath, AdamWElementMatchesAdamW) {
   AdamWConfig opt;
   opt.lr = 1e-2, opt.weight_decay = 0.1;

@@ -320,6 +320,23 @@ TEST(CompressGpuMath, ExponentGpuLayoutEqualsTheCpuStream) {
   check_exponent<2>(DType::BF16);
 }
 
+TEST(CompressGpuMath, StreamSpansTileAChunkOfUpTo2To32Elements) {
+  // The decoder's per-stream spans, 64-bit: with 32-bit arithmetic first + q wraps past 2^32 and the last
+  // stream of a chunk of 2^32 - 1 elements gets a length near 2^32.
+  for (const uint32_t n : {0u, 1u, 1000u, 4294967295u, 4294967290u})
+    for (const uint32_t streams : {1u, 2u, 3u, 16u, 32u}) {
+      const uint32_t q = n / streams + (n % streams != 0);
+      uint64_t next = 0;
+      for (uint32_t s = 0; s < streams; ++s) {
+        const gpu::math::StreamSpan span = gpu::math::stream_span(n, q, s);
+        ASSERT_EQ(span.first, next) << "n " << n << " streams " << streams << " stream " << s;
+        ASSERT_LE(span.len, q);
+        next = span.first + span.len;
+      }
+      EXPECT_EQ(next, n) << "n " << n << " streams " << streams;
+    }
+}
+
 TEST(CompressGpuMath, BitReaderRejectsCorruptStreams) {
   const uint8_t len[256] = {1, 1};  // symbol 0 = "0", symbol 1 = "1"
   std::vector<uint16_t> table(2);

@@ -109,6 +109,18 @@ inline void build_decode_table(const uint8_t* len, int L, uint16_t* table) {
   }
 }
 
+/// Stream s of a chunk of n elements cut into streams of q elements (q = ceil(n / streams); the last streams
+/// may be short or empty): its first element and length. 64-bit: a chunk may hold up to 2^32 - 1 elements,
+/// where s * q and first + q pass 2^32.
+struct StreamSpan {
+  uint64_t first, len;
+};
+MLSB_HD StreamSpan stream_span(uint32_t n, uint32_t q, uint32_t s) {
+  const uint64_t at = static_cast<uint64_t>(s) * q, first = at < n ? at : n;
+  const uint64_t end = first + q < n ? first + q : n;
+  return {first, end - first};
+}
+
 /// Errors a stream decoder reports (the first one wins).
 enum DecodeError : int { kDecodeOk = 0, kDecodeOverrun = 1, kDecodeBadCode = 2, kDecodeTrailing = 3, kDecodePadding = 4 };
 

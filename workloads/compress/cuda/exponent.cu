@@ -7,6 +7,7 @@
 // memory with the decode table there, then the whole block merges symbols and raw bytes (coalesced).
 #include <climits>
 
+#include "backends/cuda/launch.hpp"
 #include "workloads/compress/cuda/codec_math.hpp"
 #include "workloads/compress/cuda/kernels.hpp"
 
@@ -15,27 +16,12 @@ namespace {
 
 using math::ExpTraits;
 
-constexpr int kWarp = 32;
+using cuda::kWarp;
 constexpr int kMaxLen = 12;                                          // kExponentMaxCodeLen
 constexpr uint32_t kStreamElems = kGpuChunkElems / kGpuStreams;      // 1024
 constexpr uint32_t kStreamWords = kStreamElems * kMaxLen / 32;       // worst-case bits of one stream
 constexpr uint32_t kStageBytes = 16384;                              // decoder's symbol window, all streams
 constexpr int kDecodeThreads = 256;
-
-int grid_limit() {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 132;
-    return n;
-  }();
-  return sms * 16;
-}
-
-int grid_for(int64_t work_items) {
-  const int64_t g = work_items < 1 ? 1 : work_items;
-  return static_cast<int>(g < grid_limit() ? g : grid_limit());
-}
 
 template <int DT>
 __device__ __forceinline__ uint32_t bits_at(const uint8_t* in, int64_t i) {
@@ -186,7 +172,7 @@ __global__ void __launch_bounds__(kGpuStreams * kWarp) encode_kernel(const uint8
 }
 
 template <int DT>
-__global__ void __launch_bounds__(kDecodeThreads) decode_kernel(const uint8_t* bits, const uint32_t* stream_bytes,
+__global__ void __launch_bounds__(kDecodeThreads) exponent_decode_kernel(const uint8_t* bits, const uint32_t* stream_bytes,
                                                               const uint64_t* offsets, int64_t count, int64_t chunks,
                                                               uint32_t chunk_elems, uint32_t streams, int L,
                                                               const uint16_t* table, uint8_t* out, int* error) {
@@ -212,8 +198,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(const uint8_t* b
       uint64_t start = offsets[c];
       for (int s = 0; s < t; ++s) start += stream_bytes[c * streams + s];
       rd.init(bits + start, bits + start + stream_bytes[c * streams + t]);
-      const uint32_t first = min(n, t * q);
-      my_len = min(n, first + q) - first;
+      my_len = static_cast<uint32_t>(math::stream_span(n, q, t).len);
     }
     const uint32_t windows = q / window + (q % window != 0);
     for (uint32_t w = 0; w < windows; ++w) {
@@ -228,9 +213,9 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(const uint8_t* b
       for (uint32_t idx = t; idx < streams * window; idx += blockDim.x) {
         const uint32_t s = wshift >= 0 ? idx >> wshift : idx / window;
         const uint32_t j = w0 + (idx - s * window);
-        const uint32_t first = min(n, s * q), len = min(n, first + q) - first;
-        if (j >= len) continue;
-        const int64_t e = base + first + j;
+        const math::StreamSpan span = math::stream_span(n, q, s);
+        if (j >= span.len) continue;
+        const int64_t e = base + static_cast<int64_t>(span.first) + j;
         uint32_t r = 0;
         for (int b = 0; b < T::raw_bytes; ++b) r |= static_cast<uint32_t>(raw[e * T::raw_bytes + b]) << (8 * b);
         reinterpret_cast<Bits*>(out)[e] = static_cast<Bits>(T::join(stage[idx], r));
@@ -266,7 +251,7 @@ template <int DT>
 struct Histogram {
   static void run(const void* in, int64_t count, unsigned long long* hist, cudaStream_t s) {
     if (count == 0) return;
-    histogram_kernel<DT><<<grid_for((count + 255) / 256), 256, 0, s>>>(static_cast<const uint8_t*>(in), count, hist);
+    histogram_kernel<DT><<<cuda::grid_blocks((count + 255) / 256), 256, 0, s>>>(static_cast<const uint8_t*>(in), count, hist);
   }
 };
 template <int DT>
@@ -274,7 +259,7 @@ struct StreamBytes {
   static void run(const void* in, int64_t count, const CodeTable& t, uint32_t* sb, cudaStream_t s) {
     const int64_t chunks = gpu_chunks(count);
     if (chunks == 0) return;
-    stream_bytes_kernel<DT><<<grid_for(chunks), kGpuStreams * kWarp, 0, s>>>(static_cast<const uint8_t*>(in), count,
+    stream_bytes_kernel<DT><<<cuda::grid_blocks(chunks), kGpuStreams * kWarp, 0, s>>>(static_cast<const uint8_t*>(in), count,
                                                                            chunks, t, sb);
   }
 };
@@ -286,9 +271,9 @@ struct Encode {
     if (chunks == 0) return;
     const auto* x = static_cast<const uint8_t*>(in);
     if (coded)
-      encode_kernel<DT, true><<<grid_for(chunks), kGpuStreams * kWarp, 0, s>>>(x, count, chunks, t, sb, off, bits);
+      encode_kernel<DT, true><<<cuda::grid_blocks(chunks), kGpuStreams * kWarp, 0, s>>>(x, count, chunks, t, sb, off, bits);
     else
-      encode_kernel<DT, false><<<grid_for(chunks), kGpuStreams * kWarp, 0, s>>>(x, count, chunks, t, sb, off, bits);
+      encode_kernel<DT, false><<<cuda::grid_blocks(chunks), kGpuStreams * kWarp, 0, s>>>(x, count, chunks, t, sb, off, bits);
   }
 };
 template <int DT>
@@ -298,7 +283,7 @@ struct Decode {
     const int64_t chunks = count == 0 ? 0 : (count - 1) / chunk_elems + 1;
     if (chunks == 0) return;
     const size_t smem = (sizeof(uint16_t) << L) + kStageBytes;
-    decode_kernel<DT><<<grid_for(chunks), kDecodeThreads, smem, s>>>(bits, sb, off, count, chunks, chunk_elems, streams,
+    exponent_decode_kernel<DT><<<cuda::grid_blocks(chunks), kDecodeThreads, smem, s>>>(bits, sb, off, count, chunks, chunk_elems, streams,
                                                                       L, table, static_cast<uint8_t*>(out), error);
   }
 };
@@ -306,7 +291,7 @@ template <int DT>
 struct DecodeSole {
   static void run(const uint8_t* raw, int64_t count, uint8_t sole, void* out, cudaStream_t s) {
     if (count == 0) return;
-    decode_sole_kernel<DT><<<grid_for((count + 255) / 256), 256, 0, s>>>(raw, count, sole, static_cast<uint8_t*>(out));
+    decode_sole_kernel<DT><<<cuda::grid_blocks((count + 255) / 256), 256, 0, s>>>(raw, count, sole, static_cast<uint8_t*>(out));
   }
 };
 

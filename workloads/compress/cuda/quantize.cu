@@ -3,6 +3,7 @@
 // Each thread handles 4 consecutive elements (one 8- or 16-byte load, one 4-byte code store); block
 // codecs with block | 128 and 4 | block reduce each block's absmax over B/4 lanes with shuffles, other
 // block sizes take one warp per block.
+#include "backends/cuda/launch.hpp"
 #include "workloads/compress/cuda/codec_math.hpp"
 #include "workloads/compress/cuda/kernels.hpp"
 
@@ -10,20 +11,9 @@ namespace mlsb::compress::gpu::detail {
 namespace {
 
 namespace m = math;
-constexpr int kWarp = 32;
+using cuda::kWarp;
 constexpr int kThreads = 256;
 constexpr size_t kHeader = 16;  // kQuantHeaderBytes
-
-int grid_for(int64_t items) {
-  static const int limit = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      n = 132;
-    return n * 16;
-  }();
-  const int64_t blocks = (items + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 1 ? 1 : blocks < limit ? blocks : limit);
-}
 
 /// Loads elements 4g..4g+3 as fp32 (all in range: 4g + 3 < count); aligned vector loads.
 template <int DT>
@@ -165,7 +155,7 @@ struct Dequant {
 };
 
 template <int DT, int KIND>
-__global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* stream, int64_t count, uint32_t block, uint8_t* out) {
+__global__ void __launch_bounds__(kThreads) quant_decode_kernel(const uint8_t* stream, int64_t count, uint32_t block, uint8_t* out) {
   Dequant<KIND> dq{};
   if constexpr (KIND == 1) {
     dq.payload = stream + kHeader;
@@ -199,12 +189,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* stream,
 
 template <int DT>
 void absmax_run(const void* in, int64_t count, unsigned int* absmax, cudaStream_t s) {
-  if (count > 0) absmax_kernel<DT><<<grid_for(count), kThreads, 0, s>>>(static_cast<const uint8_t*>(in), count, absmax);
+  if (count > 0) absmax_kernel<DT><<<cuda::grid_blocks(count, kThreads), kThreads, 0, s>>>(static_cast<const uint8_t*>(in), count, absmax);
 }
 
 template <int DT, int KIND>
 void cast_run(const void* in, int64_t count, const unsigned int* absmax, uint8_t* stream, cudaStream_t s) {
-  cast_encode_kernel<DT, KIND><<<grid_for(count / 4), kThreads, 0, s>>>(static_cast<const uint8_t*>(in), count, absmax, stream);
+  cast_encode_kernel<DT, KIND><<<cuda::grid_blocks(count / 4, kThreads), kThreads, 0, s>>>(static_cast<const uint8_t*>(in), count, absmax, stream);
 }
 
 template <int DT, int KIND>
@@ -212,17 +202,17 @@ void block_run(const void* in, int64_t count, uint32_t block, uint8_t* stream, c
   if (count == 0) return;
   const auto* x = static_cast<const uint8_t*>(in);
   if (block % 4 == 0 && block <= 4 * kWarp && (4 * kWarp) % block == 0) {
-    block_encode_grouped<DT, KIND><<<grid_for((count + 3) / 4), kThreads, 0, s>>>(x, count, block, stream);
+    block_encode_grouped<DT, KIND><<<cuda::grid_blocks((count + 3) / 4, kThreads), kThreads, 0, s>>>(x, count, block, stream);
   } else {
     const int64_t blocks = (count + block - 1) / block;
-    block_encode_warp<DT, KIND><<<grid_for(blocks * kWarp), kThreads, 0, s>>>(x, count, block, stream);
+    block_encode_warp<DT, KIND><<<cuda::grid_blocks(blocks * kWarp, kThreads), kThreads, 0, s>>>(x, count, block, stream);
   }
 }
 
 template <int DT, int KIND>
 void decode_run(const uint8_t* stream, int64_t count, uint32_t block, void* out, cudaStream_t s) {
   if (count > 0)
-    decode_kernel<DT, KIND><<<grid_for((count + 3) / 4), kThreads, 0, s>>>(stream, count, block, static_cast<uint8_t*>(out));
+    quant_decode_kernel<DT, KIND><<<cuda::grid_blocks((count + 3) / 4, kThreads), kThreads, 0, s>>>(stream, count, block, static_cast<uint8_t*>(out));
 }
 
 /// Calls F::template run<DT, KIND>(args...) for a runtime dtype and kind.

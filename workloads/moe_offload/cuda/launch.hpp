@@ -2,13 +2,11 @@
 // Launch shapes of the offloading executor's row kernels (include only from .cu files).
 #include <cstdint>
 
+#include "backends/cuda/launch.hpp"
+
 namespace mlsb::moe_offload::gpu::detail {
 
-/// Threads for a block that walks a row of `width` elements: a multiple of 32 in [32, 256].
-inline unsigned row_threads(int64_t width) {
-  const int64_t t = (width + 31) / 32 * 32;
-  return static_cast<unsigned>(t < 32 ? 32 : t > 256 ? 256 : t);
-}
+using cuda::row_threads;  // threads for a block that walks a row: a multiple of 32 in [32, 256]
 
 /// Blocks for `rows` rows, one row per block when it fits, else a grid-stride loop over rows.
 inline unsigned row_blocks(int64_t rows) {

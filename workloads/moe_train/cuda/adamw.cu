@@ -7,7 +7,7 @@
 namespace mlsb::moe_train::gpu {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kAdamWThreads = 256;
 
 __device__ __forceinline__ uint2 pack4(float a, float b, float c, float d) {
   using formats::f32_to_bf16;
@@ -15,7 +15,7 @@ __device__ __forceinline__ uint2 pack4(float a, float b, float c, float d) {
                     f32_to_bf16(c) | static_cast<uint32_t>(f32_to_bf16(d)) << 16);
 }
 
-__global__ void __launch_bounds__(kThreads) adamw_kernel(float* p, const float* g, float* m, float* v, bf16* p16,
+__global__ void __launch_bounds__(kAdamWThreads) adamw_kernel(float* p, const float* g, float* m, float* v, bf16* p16,
                                                          int64_t n, math::AdamWStep s) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kThreads) adamw_kernel(float* p, const float* 
   }
 }
 
-__global__ void __launch_bounds__(kThreads) cast_kernel(const float* in, int64_t n, bf16* out) {
+__global__ void __launch_bounds__(kAdamWThreads) cast_kernel(const float* in, int64_t n, bf16* out) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t groups = n / 4;
@@ -54,12 +54,12 @@ __global__ void __launch_bounds__(kThreads) cast_kernel(const float* in, int64_t
 void adamw_update(float* p, const float* g, float* m, float* v, bf16* p16, int64_t n, const math::AdamWStep& step,
                   cudaStream_t stream) {
   if (n <= 0) return;
-  adamw_kernel<<<detail::grid_blocks((n + 3) / 4, kThreads), kThreads, 0, stream>>>(p, g, m, v, p16, n, step);
+  adamw_kernel<<<detail::grid_blocks((n + 3) / 4, kAdamWThreads), kAdamWThreads, 0, stream>>>(p, g, m, v, p16, n, step);
 }
 
 void cast_to_bf16(const float* in, int64_t n, bf16* out, cudaStream_t stream) {
   if (n <= 0) return;
-  cast_kernel<<<detail::grid_blocks((n + 3) / 4, kThreads), kThreads, 0, stream>>>(in, n, out);
+  cast_kernel<<<detail::grid_blocks((n + 3) / 4, kAdamWThreads), kAdamWThreads, 0, stream>>>(in, n, out);
 }
 
 }  // namespace mlsb::moe_train::gpu

@@ -1,16 +1,17 @@
 #pragma once
 // Device helpers of the MoE kernels (include only from .cu files): V-element chunks of bf16 and fp32
 // rows (V = 8: one 16-byte bf16 load, two float4; V = 1: scalars; a chunk of V = 8 must start at a
-// multiple of 8 elements of a 16-byte-aligned row), block sums, and launch shapes.
+// multiple of 8 elements of a 16-byte-aligned row), block sums, and the launch shapes of rows (backends/cuda/launch.hpp has the shared ones).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "backends/cuda/launch.hpp"
 #include "backends/formats/small_floats.hpp"
 
 namespace mlsb::moe_train::gpu::detail {
 
-constexpr int kWarp = 32;
+using cuda::kWarp;
 
 template <int V>
 __device__ __forceinline__ void load_bf16(const uint16_t* p, float (&v)[V]) {
@@ -77,22 +78,12 @@ __device__ T block_sum(T v) {
   return total;
 }
 
-/// Threads for a block that walks a row of `chunks` chunks: a multiple of 32 in [32, 256].
-inline int row_threads(int64_t chunks) {
-  const int64_t t = (chunks + kWarp - 1) / kWarp * kWarp;
-  return static_cast<int>(t < kWarp ? kWarp : t > 256 ? 256 : t);
-}
+using cuda::grid_blocks;
+using cuda::row_threads;
 
-/// Blocks of `threads` for a grid-stride loop over `items`: enough to fill the GPU, at most 16 per SM.
-inline int grid_blocks(int64_t items, int threads) {
-  static const int limit = [] {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      sms = 132;
-    return sms * 16;
-  }();
-  const int64_t b = (items + threads - 1) / threads;
-  return static_cast<int>(b < 1 ? 1 : b < limit ? b : limit);
-}
+/// Whether a row of `width` elements is walked in 8-element chunks (16-byte bf16 loads).
+inline bool vectorised(int64_t width) { return width % 8 == 0; }
+/// Threads for a block that walks a row of `width` elements, 8 at a time when vectorised.
+inline int vec_row_threads(int64_t width) { return row_threads(vectorised(width) ? width / 8 : width); }
 
 }  // namespace mlsb::moe_train::gpu::detail

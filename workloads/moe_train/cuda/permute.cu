@@ -107,8 +107,6 @@ __global__ void unpermute_add_kernel(const bf16* dxp, const int32_t* slot_row, i
   }
 }
 
-bool vectorised(int64_t h) { return h % 8 == 0; }
-int threads_for(int64_t h) { return detail::row_threads(vectorised(h) ? h / 8 : h); }
 
 }  // namespace
 
@@ -116,40 +114,40 @@ void permute_rows(const bf16* x, const int32_t* row_token, int64_t rows, int64_t
                   cudaStream_t stream) {
   if (rows <= 0 || hidden <= 0) return;
   const unsigned grid = static_cast<unsigned>(rows);
-  if (vectorised(hidden))
-    permute_kernel<8><<<grid, threads_for(hidden), 0, stream>>>(x, row_token, hidden, xp);
+  if (detail::vectorised(hidden))
+    permute_kernel<8><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(x, row_token, hidden, xp);
   else
-    permute_kernel<1><<<grid, threads_for(hidden), 0, stream>>>(x, row_token, hidden, xp);
+    permute_kernel<1><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(x, row_token, hidden, xp);
 }
 
 void combine(const bf16* yp, const int32_t* slot_row, const float* weight, int64_t tokens, int topk, int64_t hidden,
              bool accumulate, const bf16* dy, bf16* y, float* ydot, cudaStream_t stream) {
   if (tokens <= 0 || hidden <= 0) return;
   const unsigned grid = static_cast<unsigned>(tokens);
-  if (vectorised(hidden))
-    combine_kernel<8><<<grid, threads_for(hidden), 0, stream>>>(yp, slot_row, weight, topk, hidden, accumulate, dy, y, ydot);
+  if (detail::vectorised(hidden))
+    combine_kernel<8><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(yp, slot_row, weight, topk, hidden, accumulate, dy, y, ydot);
   else
-    combine_kernel<1><<<grid, threads_for(hidden), 0, stream>>>(yp, slot_row, weight, topk, hidden, accumulate, dy, y, ydot);
+    combine_kernel<1><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(yp, slot_row, weight, topk, hidden, accumulate, dy, y, ydot);
 }
 
 void combine_backward(const bf16* dy, const bf16* yp, const int32_t* slot_row, const float* weight, int64_t tokens,
                       int topk, int64_t hidden, bf16* dyp, float* dweight, cudaStream_t stream) {
   if (tokens <= 0 || hidden <= 0) return;
   const unsigned grid = static_cast<unsigned>(tokens);
-  if (vectorised(hidden))
-    combine_backward_kernel<8><<<grid, threads_for(hidden), 0, stream>>>(dy, yp, slot_row, weight, topk, hidden, dyp, dweight);
+  if (detail::vectorised(hidden))
+    combine_backward_kernel<8><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(dy, yp, slot_row, weight, topk, hidden, dyp, dweight);
   else
-    combine_backward_kernel<1><<<grid, threads_for(hidden), 0, stream>>>(dy, yp, slot_row, weight, topk, hidden, dyp, dweight);
+    combine_backward_kernel<1><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(dy, yp, slot_row, weight, topk, hidden, dyp, dweight);
 }
 
 void unpermute_add(const bf16* dxp, const int32_t* slot_row, int64_t tokens, int topk, int64_t hidden, bool accumulate,
                    float* dx, cudaStream_t stream) {
   if (tokens <= 0 || hidden <= 0) return;
   const unsigned grid = static_cast<unsigned>(tokens);
-  if (vectorised(hidden))
-    unpermute_add_kernel<8><<<grid, threads_for(hidden), 0, stream>>>(dxp, slot_row, topk, hidden, accumulate, dx);
+  if (detail::vectorised(hidden))
+    unpermute_add_kernel<8><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(dxp, slot_row, topk, hidden, accumulate, dx);
   else
-    unpermute_add_kernel<1><<<grid, threads_for(hidden), 0, stream>>>(dxp, slot_row, topk, hidden, accumulate, dx);
+    unpermute_add_kernel<1><<<grid, detail::vec_row_threads(hidden), 0, stream>>>(dxp, slot_row, topk, hidden, accumulate, dx);
 }
 
 }  // namespace mlsb::moe_train::gpu

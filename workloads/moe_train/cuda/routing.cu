@@ -6,9 +6,9 @@
 namespace mlsb::moe_train::gpu {
 namespace {
 
-constexpr int kThreads = 128;
+constexpr int kRouteThreads = 128;
 
-__global__ void __launch_bounds__(kThreads) route_forward_kernel(math::RouteShape sh, int64_t tokens, RouteForward b) {
+__global__ void __launch_bounds__(kRouteThreads) route_forward_kernel(math::RouteShape sh, int64_t tokens, RouteForward b) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= tokens) return;
   const int64_t E = sh.experts, k = sh.topk;
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(256) route_stats_kernel(const float* aux_probs
   if (threadIdx.x == 0) stats[col] = acc;
 }
 
-__global__ void __launch_bounds__(kThreads) route_backward_kernel(math::RouteShape sh, int64_t tokens, RouteBackward b) {
+__global__ void __launch_bounds__(kRouteThreads) route_backward_kernel(math::RouteShape sh, int64_t tokens, RouteBackward b) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= tokens) return;
   const int64_t E = sh.experts, k = sh.topk;
@@ -38,13 +38,13 @@ __global__ void __launch_bounds__(kThreads) route_backward_kernel(math::RouteSha
   for (int i = 0; i < sh.experts; ++i) out[i] = formats::f32_to_bf16(math::token_dlogit(sh, g, d, i));
 }
 
-unsigned blocks_for(int64_t tokens) { return static_cast<unsigned>((tokens + kThreads - 1) / kThreads); }
+unsigned blocks_for(int64_t tokens) { return static_cast<unsigned>((tokens + kRouteThreads - 1) / kRouteThreads); }
 
 }  // namespace
 
 void route_forward(const math::RouteShape& shape, int64_t tokens, const RouteForward& b, cudaStream_t stream) {
   if (tokens <= 0) return;
-  route_forward_kernel<<<blocks_for(tokens), kThreads, 0, stream>>>(shape, tokens, b);
+  route_forward_kernel<<<blocks_for(tokens), kRouteThreads, 0, stream>>>(shape, tokens, b);
 }
 
 void route_stats(const float* aux_probs, const float* lse, int64_t tokens, int experts, double* stats,
@@ -55,7 +55,7 @@ void route_stats(const float* aux_probs, const float* lse, int64_t tokens, int e
 
 void route_backward(const math::RouteShape& shape, int64_t tokens, const RouteBackward& b, cudaStream_t stream) {
   if (tokens <= 0) return;
-  route_backward_kernel<<<blocks_for(tokens), kThreads, 0, stream>>>(shape, tokens, b);
+  route_backward_kernel<<<blocks_for(tokens), kRouteThreads, 0, stream>>>(shape, tokens, b);
 }
 
 }  // namespace mlsb::moe_train::gpu

@@ -71,7 +71,7 @@ MLSB_HD float route_token(const RouteShape& sh, const float* l, const float* bia
     float ssum = 0;
     for (int i = 0; i < E; ++i) ssum += s[i] = common::sigmoid(l[i]);
     for (int i = 0; i < E; ++i) {
-      p[i] = s[i] / ssum;
+      p[i] = ssum > 0 ? s[i] / ssum : 1.0f / static_cast<float>(E);  // every score underflowed: uniform, never 0/0
       sel[i] = s[i] + (bias ? bias[i] : 0.0f);
     }
   } else {
@@ -124,8 +124,8 @@ MLSB_HD float route_token(const RouteShape& sh, const float* l, const float* bia
   } else {
     float wsum = 0;
     for (int j = 0; j < k; ++j) wsum += weight[j] = s[expert[j]];
-    if (sh.router == RouterKind::Sigmoid)
-      for (int j = 0; j < k; ++j) weight[j] /= wsum;
+    if (sh.router == RouterKind::Sigmoid)  // chosen scores that all underflow: equal weights
+      for (int j = 0; j < k; ++j) weight[j] = wsum > 0 ? weight[j] / wsum : 1.0f / static_cast<float>(k);
   }
   return lse;
 }
@@ -180,14 +180,15 @@ MLSB_HD float token_dlogit(const RouteShape& sh, const TokenGrad& g, const Token
   } else if (j >= 0) {
     if (sh.router == RouterKind::TopkSoftmax)
       out += g.weight[j] * (g.dweight[j] - d.dot);
-    else
+    else if (d.sum_sel > 0)  // 0: the scores underflowed, the weights are constant (no gradient)
       out += (g.dweight[j] - d.dot) / d.sum_sel * si * (1.0f - si);
   }
   if (g.aux) {
-    if (sh.router == RouterKind::Sigmoid)
-      out += (g.daux[i] - d.dot_aux) / d.sum_s * si * (1.0f - si);
-    else
+    if (sh.router == RouterKind::Sigmoid) {
+      if (d.sum_s > 0) out += (g.daux[i] - d.dot_aux) / d.sum_s * si * (1.0f - si);
+    } else {
       out += g.p[i] * (g.daux[i] - d.dot_aux);
+    }
   }
   if (g.z_scale != 0) out += g.z_scale * g.lse * expf(g.l[i] - g.lse);
   return out;

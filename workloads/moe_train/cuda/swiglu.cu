@@ -44,27 +44,25 @@ __global__ void swiglu_backward_kernel(bf16* h13, const bf16* da, int64_t f) {
   }
 }
 
-bool vectorised(int64_t f) { return f % 8 == 0; }
-int threads_for(int64_t f) { return detail::row_threads(vectorised(f) ? f / 8 : f); }
 
 }  // namespace
 
 void swiglu_forward(const bf16* h13, int64_t rows, int64_t ffn, bf16* a, cudaStream_t stream) {
   if (rows <= 0 || ffn <= 0) return;
   const unsigned grid = static_cast<unsigned>(rows);
-  if (vectorised(ffn))
-    swiglu_forward_kernel<8><<<grid, threads_for(ffn), 0, stream>>>(h13, ffn, a);
+  if (detail::vectorised(ffn))
+    swiglu_forward_kernel<8><<<grid, detail::vec_row_threads(ffn), 0, stream>>>(h13, ffn, a);
   else
-    swiglu_forward_kernel<1><<<grid, threads_for(ffn), 0, stream>>>(h13, ffn, a);
+    swiglu_forward_kernel<1><<<grid, detail::vec_row_threads(ffn), 0, stream>>>(h13, ffn, a);
 }
 
 void swiglu_backward(bf16* h13, const bf16* da, int64_t rows, int64_t ffn, cudaStream_t stream) {
   if (rows <= 0 || ffn <= 0) return;
   const unsigned grid = static_cast<unsigned>(rows);
-  if (vectorised(ffn))
-    swiglu_backward_kernel<8><<<grid, threads_for(ffn), 0, stream>>>(h13, da, ffn);
+  if (detail::vectorised(ffn))
+    swiglu_backward_kernel<8><<<grid, detail::vec_row_threads(ffn), 0, stream>>>(h13, da, ffn);
   else
-    swiglu_backward_kernel<1><<<grid, threads_for(ffn), 0, stream>>>(h13, da, ffn);
+    swiglu_backward_kernel<1><<<grid, detail::vec_row_threads(ffn), 0, stream>>>(h13, da, ffn);
 }
 
 }  // namespace mlsb::moe_train::gpu
