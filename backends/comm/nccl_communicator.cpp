@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "backends/cuda/check.hpp"
 #include "backends/cuda/device.hpp"
 
 namespace mlsb::comm {
@@ -124,20 +125,19 @@ class NcclCommunicator final : public Communicator {
       throw CommError("nccl allgatherv: rank " + std::to_string(rank_) + " sends " + std::to_string(send_bytes) +
                       " bytes but recv_bytes says " + std::to_string(recv_bytes[rank_]));
     auto* out = static_cast<uint8_t*>(recv);
-    size_t off = 0, own = 0;
+    size_t own = 0;
+    for (int r = 0; r < rank_; ++r) own += recv_bytes[r];
+    if (send_bytes && out + own != send) copy(out + own, send, send_bytes);
+    size_t off = 0;
     ncclGroupStart();
     for (int r = 0; r < size_; ++r) {
-      if (r == rank_) {
-        own = off;
-      } else {
+      if (r != rank_) {
         if (send_bytes) ncclSend(send, send_bytes, ncclUint8, r, comm_, stream_);
         if (recv_bytes[r]) ncclRecv(out + off, recv_bytes[r], ncclUint8, r, comm_, stream_);
       }
       off += recv_bytes[r];
     }
-    const ncclResult_t launched = ncclGroupEnd();
-    if (launched_ok(launched) && send_bytes && out + own != send) copy(out + own, send, send_bytes);
-    wait("allgatherv", launched);
+    wait("allgatherv", ncclGroupEnd());
   }
 
   void reduce_scatter(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) override {
@@ -267,8 +267,9 @@ class NcclCommunicator final : public Communicator {
   }
   static bool launched_ok(ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
 
-  /// The own block of a grouped exchange, queued after ncclGroupEnd (a throw inside the group would leave it
-  /// open on this thread).
+  /// The own block of a grouped exchange, queued on the communication stream before the group: a non-blocking
+  /// communicator may still be launching the group on its own thread after ncclGroupEnd (ncclInProgress), and
+  /// NCCL forbids other work on its stream until then; a throw inside the group would also leave it open.
   void copy(void* dst, const void* src, size_t bytes) {
     enqueued("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
   }
@@ -280,21 +281,20 @@ class NcclCommunicator final : public Communicator {
                         std::span<const size_t> recv_bytes) {
     const auto* in = static_cast<const uint8_t*>(send);
     auto* out = static_cast<uint8_t*>(recv);
-    size_t so = 0, ro = 0, own_in = 0, own_out = 0;
+    size_t own_in = 0, own_out = 0;
+    for (int r = 0; r < rank_; ++r) own_in += send_bytes[r], own_out += recv_bytes[r];
+    if (send_bytes[rank_]) copy(out + own_out, in + own_in, send_bytes[rank_]);
+    size_t so = 0, ro = 0;
     ncclGroupStart();
     for (int r = 0; r < size_; ++r) {
-      if (r == rank_) {
-        own_in = so, own_out = ro;
-      } else {
+      if (r != rank_) {
         if (send_bytes[r]) ncclSend(in + so, send_bytes[r], ncclUint8, r, comm_, stream_);
         if (recv_bytes[r]) ncclRecv(out + ro, recv_bytes[r], ncclUint8, r, comm_, stream_);
       }
       so += send_bytes[r];
       ro += recv_bytes[r];
     }
-    const ncclResult_t launched = ncclGroupEnd();
-    if (launched_ok(launched) && send_bytes[rank_]) copy(out + own_out, in + own_in, send_bytes[rank_]);
-    return launched;
+    return ncclGroupEnd();
   }
 
   /// One look at enqueued work: true once the library has launched it and, unless `until` is Launched, the
@@ -306,12 +306,9 @@ class NcclCommunicator final : public Communicator {
     if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclGetErrorString(state), false);
     if (state != ncclSuccess) return false;
     if (until == Until::Launched) return true;
-    const cudaError_t q = until == Until::Event ? cudaEventQuery(event) : cudaStreamQuery(stream_);
-    if (q == cudaSuccess) return true;
-    if (q != cudaErrorNotReady) {
-      cudaGetLastError();
-      fail(what, cudaGetErrorString(q), false);
-    }
+    cudaError_t error = cudaSuccess;
+    if (cuda::query_done(until == Until::Event ? cudaEventQuery(event) : cudaStreamQuery(stream_), &error)) return true;
+    if (error != cudaSuccess) fail(what, cudaGetErrorString(error), false);
     return false;
   }
 

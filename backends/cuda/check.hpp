@@ -25,6 +25,31 @@ inline void check_launch(const char* what, const char* context = "cuda") {
   check_cuda(cudaGetLastError(), what, context);
 }
 
+/// The CUDA runtime's last-error slot of this thread (cudaPeekAtLastError, cudaGetLastError), behind a seam
+/// that tests replace with a fake slot.
+struct RuntimeLastError {
+  cudaError_t peek() const { return cudaPeekAtLastError(); }
+  cudaError_t take() const { return cudaGetLastError(); }
+};
+
+/// Reads a completion query's answer (cudaEventQuery, cudaStreamQuery): true when the work is done. Not yet
+/// (cudaErrorNotReady): false, and a NotReady the runtime left in this thread's last-error slot is cleared,
+/// so that the next check_launch does not take it for a failed launch (PyTorch clears it too: PR #18584);
+/// a launch error found there stays for check_launch. Any other answer: false with *error set to it, the
+/// slot cleared.
+template <class LastError = RuntimeLastError>
+bool query_done(cudaError_t answer, cudaError_t* error, const LastError& slot = {}) {
+  *error = cudaSuccess;
+  if (answer == cudaSuccess) return true;
+  if (answer == cudaErrorNotReady) {
+    if (slot.peek() == cudaErrorNotReady) slot.take();
+    return false;
+  }
+  slot.take();
+  *error = answer;
+  return false;
+}
+
 /// Throws for status != CUBLAS_STATUS_SUCCESS.
 inline void check_blas(cublasStatus_t status, const char* what, const char* context = "cuda") {
   if (status != CUBLAS_STATUS_SUCCESS)
