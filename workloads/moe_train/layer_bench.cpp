@@ -127,12 +127,18 @@ class LayerBench final : public Workload {
     LayerInputs in = layer_inputs(state.seed(), comm_->rank(), tokens_, config_.hidden);
     x_ = std::move(in.x), dy_ = std::move(in.dy);
     if (state.backend() == "cuda") {
+      std::string failed;
       try {
         gpu_ =
             make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? wire_ : nullptr, ep_);
       } catch (const std::runtime_error& e) {
-        state.skip(std::string("backend cuda: ") + e.what());
+        failed = e.what();
       }
+      // Every rank learns whether all have their GPU layer before a collective that needs one: one rank's
+      // failure skips the case on every rank instead of leaving the others waiting for it.
+      if (ranks > 1 && sum_over_ranks(failed.empty() ? 0 : 1) > 0 && failed.empty())
+        failed = "another rank could not set up its GPU layer (see its output)";
+      if (!failed.empty()) state.skip("backend cuda: " + failed);
       const auto names = cuda::device_names();
       const size_t device = static_cast<size_t>(gpu_->device());
       const std::string name = device < names.size() ? names[device] : "?";
