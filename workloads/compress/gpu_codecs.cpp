@@ -46,6 +46,10 @@ void check(cudaError_t err, const std::string& codec, const char* what) {
   }
 }
 
+/// Checks that the kernels a launcher just enqueued launched (a rejected launch is reported here, not at a
+/// later synchronisation, where it would be blamed on other work).
+void launched(const std::string& codec, const char* what) { check(cudaGetLastError(), codec, what); }
+
 /// A device buffer of `bytes`; a failed allocation is a CodecError naming the codec.
 cuda::DeviceBuffer device_buffer(size_t bytes, const std::string& codec) {
   try {
@@ -105,6 +109,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   const auto d_hist = device_buffer(256 * sizeof(unsigned long long), codec);
   check(cudaMemsetAsync(d_hist.as<uint8_t>(), 0, d_hist.size(), st), codec, "cudaMemset");
   detail::exponent_histogram(dt, d_in, count, d_hist.as<unsigned long long>(), st);
+  launched(codec, "histogram launch");
   std::array<uint64_t, 256> hist{};
   check(cudaMemcpyAsync(hist.data(), d_hist.as<uint8_t>(), d_hist.size(), cudaMemcpyDeviceToHost, st), codec,
         "histogram copy");
@@ -136,6 +141,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   detail::CodeTable table{};
   if (h.L == 0) {
     detail::exponent_encode(dt, d_in, count, table, false, nullptr, nullptr, d_out + kExponentHeaderBytes, st);
+    launched(codec, "encode launch");
     check(cudaStreamSynchronize(st), codec, "encode");
     return kExponentHeaderBytes + raw;
   }
@@ -145,9 +151,12 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   auto* sb = reinterpret_cast<uint32_t*>(d_out + kExponentHeaderBytes);
   const auto d_off = device_buffer(8 * (static_cast<size_t>(chunks) + 1), codec);
   detail::exponent_stream_bytes(dt, d_in, count, table, sb, st);
+  launched(codec, "stream-bytes launch");
   detail::exponent_chunk_offsets(sb, h.streams, chunks, d_off.as<uint64_t>(), st);
+  launched(codec, "chunk-offsets launch");
   detail::exponent_encode(dt, d_in, count, table, true, sb, d_off.as<uint64_t>(),
                           d_out + kExponentHeaderBytes + h.table_bytes(), st);
+  launched(codec, "encode launch");
   uint64_t total = 0;
   check(cudaMemcpyAsync(&total, d_off.as<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
   check(cudaStreamSynchronize(st), codec, "encode");
@@ -161,6 +170,7 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
   if (h.count == 0) return;
   if (h.L == 0) {
     detail::exponent_decode_sole(dt, d_stream + kExponentHeaderBytes, h.count, h.sole, d_out, st);
+    launched(codec, "decode launch");
     check(cudaStreamSynchronize(st), codec, "decode");
     return;
   }
@@ -174,8 +184,10 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
   check(cudaMemsetAsync(d_err.as<uint8_t>(), 0, sizeof(int), st), codec, "cudaMemset");
   const auto* sb = reinterpret_cast<const uint32_t*>(d_stream + kExponentHeaderBytes);
   detail::exponent_chunk_offsets(sb, h.streams, h.chunks(), d_off.as<uint64_t>(), st);
+  launched(codec, "chunk-offsets launch");
   detail::exponent_decode(dt, d_stream + kExponentHeaderBytes + h.table_bytes(), sb, d_off.as<uint64_t>(), h.count,
                           h.chunk_elems, h.streams, h.L, d_table.as<uint16_t>(), d_out, d_err.as<int>(), st);
+  launched(codec, "decode launch");
   int err = 0;
   check(cudaMemcpyAsync(&err, d_err.as<uint8_t>(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
   check(cudaStreamSynchronize(st), codec, "decode");
@@ -252,11 +264,16 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
   const int kind = static_cast<int>(q.kind), dt = static_cast<int>(dtype);
   if (blocked(q.kind)) {
     detail::quant_block_encode(kind, dt, d_in, count, q.block, d_out, st);
+    launched(codec, "encode launch");
   } else {
     const auto d_absmax = device_buffer(sizeof(unsigned int), codec);
     check(cudaMemsetAsync(d_absmax.as<uint8_t>(), 0, sizeof(unsigned int), st), codec, "cudaMemset");
-    if (q.kind == QuantKind::CastFp16) detail::quant_absmax(dt, d_in, count, d_absmax.as<unsigned int>(), st);
+    if (q.kind == QuantKind::CastFp16) {
+      detail::quant_absmax(dt, d_in, count, d_absmax.as<unsigned int>(), st);
+      launched(codec, "absmax launch");
+    }
     detail::quant_cast_encode(kind, dt, d_in, count, d_absmax.as<unsigned int>(), d_out, st);
+    launched(codec, "encode launch");
     check(cudaStreamSynchronize(st), codec, "encode");  // before d_absmax is freed
   }
   return quant_bytes(q, count);
@@ -264,6 +281,7 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
 
 void quant_decode(const QuantInfo& q, const uint8_t* d_stream, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st) {
   detail::quant_decode(static_cast<int>(q.kind), static_cast<int>(dtype), d_stream, count, q.block, d_out, st);
+  launched("quantise", "decode launch");
 }
 
 /// Checks a host stream's header against the config and the output (as the CPU decoder does).
@@ -305,9 +323,10 @@ RoundTrip round_trip(const CodecConfig& config, TensorView in) {
   const auto d_in = device_buffer(in.bytes(), config.name);
   const auto d_stream = device_buffer(max_bytes, config.name);
   const auto d_out = device_buffer(in.bytes(), config.name);
+  cuda::Stream queue;  // non-blocking: the input goes on it, not on the legacy stream it does not wait for
   if (in.bytes())
-    check(cudaMemcpy(d_in.as<uint8_t>(), in.data, in.bytes(), cudaMemcpyHostToDevice), config.name, "input copy");
-  cuda::Stream queue;
+    check(cudaMemcpyAsync(d_in.as<uint8_t>(), in.data, in.bytes(), cudaMemcpyHostToDevice, queue.get()), config.name,
+          "input copy");
   cuda::Event ev[4];
   const auto* x = d_in.as<const uint8_t>();
   RoundTrip rt;
@@ -351,9 +370,9 @@ std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t
     q = quant_stream_info(config, stream, count, dtype);
   const auto d_stream = device_buffer(stream.size(), config.name);
   const auto d_out = device_buffer(out_bytes, config.name);
-  check(cudaMemcpy(d_stream.as<uint8_t>(), stream.data(), stream.size(), cudaMemcpyHostToDevice), config.name,
-        "stream copy");
   cuda::Stream queue;
+  check(cudaMemcpyAsync(d_stream.as<uint8_t>(), stream.data(), stream.size(), cudaMemcpyHostToDevice, queue.get()),
+        config.name, "stream copy");
   if (exponent)
     exponent_decode(d_stream.as<uint8_t>(), h, d_out.as<uint8_t>(), queue.get());
   else

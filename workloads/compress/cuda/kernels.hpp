@@ -1,7 +1,8 @@
 #pragma once
 // Launchers of the CUDA codec kernels (exponent.cu, quantize.cu), called by gpu_codecs.cpp. All
-// pointers are device memory; every launcher enqueues on `stream` and returns at once (errors surface
-// at the caller's next synchronisation). dtype codes: 0 fp32, 1 fp16, 2 bf16; quant kinds as QuantKind.
+// pointers are device memory; every launcher enqueues on `stream` and returns at once. A rejected launch
+// is only in the runtime's last error: the caller checks cudaGetLastError after each launcher (a fault while
+// running surfaces at the next synchronisation). dtype codes: 0 fp32, 1 fp16, 2 bf16; quant kinds as QuantKind.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
