@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#ifdef MLSB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include <initializer_list>
 
 #include "backends/cuda/device.hpp"
@@ -26,12 +30,11 @@ std::string major_minor(int v) { return std::to_string(v / 1000) + "." + std::to
 
 Probe probe() {
   Probe p;
-  void* cudart = open_first({"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-                             "/usr/local/cuda/lib64/libcudart.so"});
-  if (auto get = sym<int (*)(int*)>(cudart, "cudaRuntimeGetVersion")) {
-    int v = 0;
-    if (get(&v) == 0) p.runtime_version = major_minor(v);
-  }
+#ifdef MLSB_HAVE_CUDA
+  // The runtime this binary is linked against, not the first libcudart the loader finds (a machine with
+  // several toolkits may have another one first on its path).
+  if (int v = 0; cudaRuntimeGetVersion(&v) == cudaSuccess) p.runtime_version = major_minor(v);
+#endif
   void* nccl = open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"});
   if (auto get = sym<int (*)(int*)>(nccl, "ncclGetVersion")) {
     int v = 0;  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch

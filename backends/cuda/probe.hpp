@@ -15,7 +15,7 @@ struct GpuInfo {
 
 struct Probe {
   std::string driver_version;   ///< e.g. "13.0"; empty when libcuda is absent
-  std::string runtime_version;  ///< cudart's version; empty when libcudart is absent
+  std::string runtime_version;  ///< the version of the cudart this binary links; empty when built without CUDA
   std::string nccl_version;     ///< e.g. "2.28.9"; empty when libnccl is absent
   std::vector<GpuInfo> gpus;    ///< empty without a usable device (cuda_available(), device.hpp, false)
   std::string note;             ///< why there are no GPUs (e.g. "libcuda.so.1 not found"), else empty
