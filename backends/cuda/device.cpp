@@ -61,6 +61,8 @@ Availability probe_runtime() {
 
 }  // namespace
 
+bool is_mig_slice(std::string_view cuda_name) { return cuda_name.find(" MIG ") != std::string_view::npos; }
+
 const std::vector<DeviceSpec>& device_table() {
   static const std::vector<DeviceSpec> specs = [] {
     std::vector<DeviceSpec> v;
@@ -71,6 +73,7 @@ const std::vector<DeviceSpec>& device_table() {
 }
 
 std::optional<DeviceSpec> lookup_device(std::string_view cuda_name) {
+  if (is_mig_slice(cuda_name)) return std::nullopt;  // a share of the GPU's SMs: not the whole GPU's peak
   for (const auto& r : rows())
     if (matches(r, cuda_name)) return r.spec;
   return std::nullopt;

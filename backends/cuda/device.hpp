@@ -26,9 +26,13 @@ struct DeviceSpec {
 /// All models of the table.
 const std::vector<DeviceSpec>& device_table();
 
+/// Whether CUDA's name of a device is a MIG slice of a GPU ("NVIDIA H100 80GB HBM3 MIG 1g.10gb"): it has a
+/// share of the GPU's SMs and memory bandwidth, so none of the table's peaks.
+bool is_mig_slice(std::string_view cuda_name);
+
 /// The table entry for a device name as CUDA reports it ("NVIDIA H200", "NVIDIA A100-SXM4-80GB",
 /// "NVIDIA H100 80GB HBM3", "NVIDIA B200"); nullopt for other models (PCIe and NVL variants, whose
-/// peaks differ, included).
+/// peaks differ, included) and for MIG slices.
 std::optional<DeviceSpec> lookup_device(std::string_view cuda_name);
 
 /// True when this build has CUDA and a device can run kernels. Otherwise false, and `why` (when

@@ -21,10 +21,12 @@ class DeviceBuffer {
     return static_cast<T*>(data_);
   }
   size_t size() const { return bytes_; }
-  /// Copies `bytes` (<= size()) from host memory into the buffer, or out of it; synchronous.
+  /// Copies `bytes` (<= size()) from host memory into the buffer, or out of it. Synchronous with the whole
+  /// device: the copy waits for all work queued before it, on any stream, and has landed when this returns
+  /// (for setup and checks, not for timed work).
   void upload(const void* host, size_t bytes);
   void download(void* host, size_t bytes) const;
-  /// Copies `bytes` (<= both sizes) from another device buffer; synchronous.
+  /// Copies `bytes` (<= both sizes) from another device buffer; synchronous with the whole device as above.
   void copy_from(const DeviceBuffer& other, size_t bytes);
 
  private:

@@ -12,6 +12,7 @@
 
 #include "backends/comm/local_communicator.hpp"
 #include "backends/comm/nccl_communicator.hpp"
+#include "backends/cuda/device_buffer.hpp"
 #endif
 
 namespace mlsb::comm {
@@ -19,19 +20,18 @@ namespace {
 
 #ifdef MLSB_HAVE_NCCL
 
-/// A device copy of host values, read back with host().
+/// A device copy of host values, read back with host() (DeviceBuffer's copies wait for every stream, NCCL's too).
 template <typename T>
 struct Dev {
-  T* p = nullptr;
+  cuda::DeviceBuffer buf;
+  T* p;
   size_t n;
-  explicit Dev(const std::vector<T>& v) : n(v.size()) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T) + 1), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  explicit Dev(const std::vector<T>& v) : buf(v.size() * sizeof(T) + 1), p(buf.as<T>()), n(v.size()) {
+    buf.upload(v.data(), n * sizeof(T));
   }
-  ~Dev() { cudaFree(p); }
   std::vector<T> host() const {
     std::vector<T> v(n);
-    EXPECT_EQ(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    buf.download(v.data(), n * sizeof(T));
     return v;
   }
 };

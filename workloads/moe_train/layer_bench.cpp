@@ -145,6 +145,8 @@ class LayerBench final : public Workload {
       const auto spec = cuda::lookup_device(name);
       if (spec)
         peak_tflops_ = spec->peak_bf16_tflops;
+      else if (cuda::is_mig_slice(name))
+        state.warn("GPU '" + name + "' is a MIG slice, with a share of the GPU's peak: no mfu");
       else
         state.warn("GPU '" + name + "' is not in the peak table: no mfu");
       gpus_ = ranks > 1 ? gpus_in_use(gpu_->device()) : 1;

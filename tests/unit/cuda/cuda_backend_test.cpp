@@ -44,6 +44,12 @@ TEST(CudaBackend, DeviceTable) {
   for (const char* other : {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA GH200 480GB",
                             "NVIDIA GB200", "NVIDIA A100 80GB PCIe", "NVIDIA GeForce RTX 4090", ""})
     EXPECT_FALSE(cuda::lookup_device(other)) << other;
+  // A MIG slice has a share of the GPU's SMs: never the whole GPU's peak.
+  for (const char* slice : {"NVIDIA H100 80GB HBM3 MIG 1g.10gb", "NVIDIA A100-SXM4-80GB MIG 7g.80gb", "NVIDIA H200 MIG 3g.71gb"}) {
+    EXPECT_TRUE(cuda::is_mig_slice(slice)) << slice;
+    EXPECT_FALSE(cuda::lookup_device(slice)) << slice;
+  }
+  EXPECT_FALSE(cuda::is_mig_slice("NVIDIA H100 80GB HBM3"));
   EXPECT_EQ(cuda::device_table().size(), 4u);
 }
 
