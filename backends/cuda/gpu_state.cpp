@@ -2,9 +2,16 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 
 namespace mlsb::cuda {
 namespace {
@@ -160,9 +167,10 @@ nlohmann::json to_json(const GpuState& s) {
   return j;
 }
 
-std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, const std::vector<GpuState>& after) {
+std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, const std::vector<GpuState>& after,
+                                          const std::vector<GpuState>& during) {
   std::set<std::string> reasons;
-  for (const auto* snapshot : {&before, &after})
+  for (const auto* snapshot : {&before, &during, &after})
     for (const GpuState& s : *snapshot) {
       if (s.clock_event_mask)
         for (const auto& r : clock_event_reason_names(*s.clock_event_mask & ~kNotThrottling)) reasons.insert(r);
@@ -171,10 +179,11 @@ std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, c
   return {reasons.begin(), reasons.end()};
 }
 
-CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::vector<GpuState>& after) {
+CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::vector<GpuState>& after,
+                              const std::vector<GpuState>& during) {
   CaseGpuRecord r;
-  if (before.empty() && after.empty()) return r;
-  const auto reasons = throttle_reasons(before, after);
+  if (before.empty() && after.empty() && during.empty()) return r;
+  const auto reasons = throttle_reasons(before, after, during);
   r.throttled = !reasons.empty();
   const auto list = [](const std::vector<GpuState>& states) {
     nlohmann::json a = nlohmann::json::array();
@@ -182,7 +191,69 @@ CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::ve
     return a;
   };
   r.json = {{"before", list(before)}, {"after", list(after)}, {"throttle_reasons", reasons}};
+  if (!during.empty()) r.json["during"] = list(during);
   return r;
+}
+
+std::vector<GpuState> most_throttled(const std::vector<std::vector<GpuState>>& reads) {
+  std::vector<GpuState> worst;
+  // How slow a snapshot's SM clock is: its fraction of the default when both are known, else the clock.
+  const auto pace = [](const GpuState& s) -> double {
+    if (!s.sm_clock_mhz) return INFINITY;
+    return s.default_sm_clock_mhz && *s.default_sm_clock_mhz ? double(*s.sm_clock_mhz) / *s.default_sm_clock_mhz
+                                                             : double(*s.sm_clock_mhz);
+  };
+  const auto throttled = [](const GpuState& s) { return !throttle_reasons({s}, {}).empty(); };
+  for (const auto& read : reads)
+    for (const GpuState& s : read) {
+      auto it = std::find_if(worst.begin(), worst.end(), [&](const GpuState& w) { return w.pci_bus_id == s.pci_bus_id; });
+      if (it == worst.end()) {
+        worst.push_back(s);
+      } else if (!throttled(*it) && (throttled(s) || pace(s) < pace(*it))) {
+        *it = s;
+      }
+    }
+  return worst;
+}
+
+struct GpuWatch::Impl {
+  std::vector<std::string> ids;
+  std::chrono::duration<double> period;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::vector<std::vector<GpuState>> reads;
+  std::thread thread;
+};
+
+GpuWatch::GpuWatch(std::vector<std::string> pci_bus_ids, double period_s) : impl_(std::make_unique<Impl>()) {
+  impl_->ids = std::move(pci_bus_ids);
+  impl_->period = std::chrono::duration<double>(period_s);
+  if (read_gpu_states(impl_->ids).empty()) return;  // no NVML or no GPU: nothing to watch
+  try {
+    impl_->thread = std::thread([im = impl_.get()] {
+      std::unique_lock lock(im->mu);
+      while (!im->cv.wait_for(lock, im->period, [im] { return im->stopping; })) {
+        lock.unlock();
+        auto read = read_gpu_states(im->ids);
+        lock.lock();
+        im->reads.push_back(std::move(read));
+      }
+    });
+  } catch (const std::system_error&) {  // no thread: the case keeps its before and after snapshots
+  }
+}
+
+GpuWatch::~GpuWatch() { stop(); }
+
+std::vector<GpuState> GpuWatch::stop() {
+  {
+    const std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  return most_throttled(impl_->reads);
 }
 
 std::vector<GpuState> read_gpu_states(const std::vector<std::string>& pci_bus_ids) {

@@ -1,8 +1,9 @@
 #pragma once
 // GPU clocks, clock event (throttle) reasons, power limit, persistence, ECC and temperature read through
 // NVML, loaded at run time with dlopen (no link-time dependency: without NVML or a GPU nothing is read),
-// and the rule that calls a case throttled from the snapshots taken before and after it.
+// and the rule that calls a case throttled from the snapshots taken before, during and after it.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,23 +46,48 @@ inline constexpr double kThrottleClockFraction = 0.75;
 /// The pseudo-reason throttle_reasons gives for the clock rule.
 inline constexpr const char* kLowSmClockReason = "sm_clock_below_75pct_of_default";
 
-/// Why a case ran on throttled GPUs, from the snapshots taken before and after it (sorted, no
-/// duplicates; empty = not throttled). A GPU in either snapshot counts as throttled when
+/// Why a case ran on throttled GPUs, from the snapshots taken before and after it and while its timed samples
+/// ran (GpuWatch; sorted, no duplicates; empty = not throttled). A GPU in any snapshot counts as throttled when
 ///   - it shows a clock event reason other than gpu_idle, applications_clocks_setting and
 ///     display_clock_setting (those are idleness or clocks set on purpose, e.g. locked with
 ///     `nvidia-smi -lgc`); an unknown bit counts; or
 ///   - none of those three is set (busy, clocks not set on purpose) and its SM clock is below
 ///     kThrottleClockFraction of its default (kLowSmClockReason). A snapshot whose reasons or clocks
 ///     could not be read is not judged by this rule.
-std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, const std::vector<GpuState>& after);
+std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, const std::vector<GpuState>& after,
+                                          const std::vector<GpuState>& during = {});
 
 /// What a case stores (reports::CaseRecord::gpu and ::throttled).
 struct CaseGpuRecord {
-  /// {"before": [to_json...], "after": [...], "throttle_reasons": [...]}; {} when neither snapshot has a GPU.
+  /// {"before": [to_json...], "after": [...], "during": [...] (when read), "throttle_reasons": [...]}; {} when no
+  /// snapshot has a GPU.
   nlohmann::json json = nlohmann::json::object();
-  bool throttled = false;  ///< !throttle_reasons(before, after).empty()
+  bool throttled = false;  ///< !throttle_reasons(before, after, during).empty()
 };
-CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::vector<GpuState>& after);
+CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::vector<GpuState>& after,
+                              const std::vector<GpuState>& during = {});
+
+/// Of repeated reads of the same GPUs (read_gpu_states), per GPU (by bus id, in first-seen order) the most
+/// throttled snapshot: the first one throttle_reasons names a reason for, else the one with the lowest SM
+/// clock (relative to its default when known).
+std::vector<GpuState> most_throttled(const std::vector<std::vector<GpuState>>& reads);
+
+/// Reads the GPUs with these bus ids every `period_s` seconds on a thread of its own, from construction
+/// until stop(): what a case's timed samples ran under. Before and after them a GPU is idle and its clocks
+/// drop, so only these reads can show it throttling under load. stop() ends the thread and returns
+/// most_throttled of the reads ({} without NVML or GPUs: then no thread runs). Never throws.
+class GpuWatch {
+ public:
+  explicit GpuWatch(std::vector<std::string> pci_bus_ids, double period_s = 0.1);
+  ~GpuWatch();
+  GpuWatch(const GpuWatch&) = delete;
+  GpuWatch& operator=(const GpuWatch&) = delete;
+  std::vector<GpuState> stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Reads the GPUs with these PCI bus ids ("domain:bus:device.function" in hex, as cuda::Probe's
 /// GpuInfo::pci_bus_id, in CUDA order), one GpuState each; an id NVML does not know is left out. NVML (libnvidia-ml.so.1) is loaded and

@@ -106,7 +106,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
     if (const State* st = exec->live_state.load()) rec.items = st->items_since(0);
   }
   if (finished) {
-    const cuda::CaseGpuRecord gpu = cuda::case_gpu_record(exec->gpu_before, exec->gpu_after);
+    const cuda::CaseGpuRecord gpu = cuda::case_gpu_record(exec->gpu_before, exec->gpu_after, exec->gpu_during);
     rec.gpu = gpu.json;
     rec.throttled = gpu.throttled;
     std::error_code ec;

@@ -30,14 +30,15 @@ const cuda::Probe& gpu_probe() {
 
 // The state of the GPUs this process sees (CUDA's devices, CUDA_VISIBLE_DEVICES honoured); none, at no
 // cost, without a GPU or NVML.
-std::vector<cuda::GpuState> read_visible_gpus() {
+const std::vector<std::string>& visible_bus_ids() {
   static const std::vector<std::string> bus_ids = [] {
     std::vector<std::string> ids;
     for (const auto& g : gpu_probe().gpus) ids.push_back(g.pci_bus_id);
     return ids;
   }();
-  return cuda::read_gpu_states(bus_ids);
+  return bus_ids;
 }
+std::vector<cuda::GpuState> read_visible_gpus() { return cuda::read_gpu_states(visible_bus_ids()); }
 
 }  // namespace
 
@@ -73,6 +74,9 @@ void CaseExecution::run_samples(Workload& w) {
   double noise = INFINITY;
   const bool read_gpus = ctl->rank() == 0;  // the rank that stores the case reads the GPUs it sees
   if (read_gpus) gpu_before = read_visible_gpus();
+  // While the timed samples run, the GPUs are read every 100 ms (before and after, they idle).
+  std::optional<cuda::GpuWatch> watch;
+  if (!gpu_before.empty()) watch.emplace(visible_bus_ids());
   // The ranks start the first timed sample together: otherwise what rank 0 alone did since the warm-up (the
   // read above) is time its peers spend waiting in the sample's first collective.
   agree(kGo);
@@ -101,6 +105,7 @@ void CaseExecution::run_samples(Workload& w) {
     if (agree(stop ? kStop : kGo) == kStop) break;
     if (between_samples) between_samples();
   }
+  if (watch) gpu_during = watch->stop();
   if (read_gpus) gpu_after = read_visible_gpus();
   syncing_ = false;
   if (n >= 2 && noise > rules.max_noise) {

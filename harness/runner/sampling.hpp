@@ -59,8 +59,9 @@ struct CaseExecution {
   bool peer_stopped = false;     ///< it ended because another rank stopped it
   bool comm_failure = false;     ///< it failed in a collective (often waiting for a rank that failed)
   bool own_error_first = false;  ///< the workload threw (failed, skipped) before any cancellation
-  /// Rank 0's GPUs just before the first measured sample and just after the last (cuda::case_gpu_record).
-  std::vector<cuda::GpuState> gpu_before, gpu_after;
+  /// Rank 0's GPUs just before the first measured sample, just after the last, and the most throttled state
+  /// read while they ran (cuda::GpuWatch, cuda::case_gpu_record).
+  std::vector<cuda::GpuState> gpu_before, gpu_after, gpu_during;
 
   /// The worker's body. Never throws: SkipCase gives Skipped, FailCase or any other exception Failed,
   /// `cancel` Interrupted; `reason` says why. Then sets `done` and notifies `cv`.

@@ -1,5 +1,6 @@
 // GPU state (backends/cuda/gpu_state.hpp): the clock event reason names, the throttle rule on synthetic
-// snapshots, the case record, and reading on a machine without NVML (the build machines).
+// snapshots (before, during and after the samples), the case record, and reading on a machine without NVML
+// (the build machines).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -102,6 +103,39 @@ TEST(GpuState, RecordKeepsBothSnapshotsWithUnitsAndOmitsUnreadFields) {
   EXPECT_FALSE(after.contains("power_limit_w"));
   EXPECT_FALSE(after.contains("temperature_c"));
   EXPECT_EQ(rec.json["throttle_reasons"], nlohmann::json::array({"sw_power_cap"}));
+}
+
+TEST(GpuState, AThrottleSeenOnlyWhileTheSamplesRanCounts) {
+  // Idle before and after (low clocks, gpu_idle), thermally slowed under load: only the reads during show it.
+  const auto rec = case_gpu_record({gpu(kIdle, 345)}, {gpu(kIdle, 345)}, {gpu(kSwThermal, 1500)});
+  EXPECT_TRUE(rec.throttled);
+  EXPECT_EQ(rec.json["throttle_reasons"], nlohmann::json::array({"sw_thermal_slowdown"}));
+  ASSERT_TRUE(rec.json.contains("during"));
+  EXPECT_EQ(rec.json["during"][0]["sm_clock_mhz"], 1500);
+  EXPECT_FALSE(case_gpu_record({gpu(kIdle, 345)}, {gpu(kIdle, 345)}).json.contains("during"));
+  EXPECT_TRUE(case_gpu_record({}, {}, {gpu(0, 600, 1000)}).throttled);  // 60% of the default, busy
+}
+
+TEST(GpuState, MostThrottledKeepsEachGpusThrottledOrSlowestRead) {
+  auto other = [](uint64_t mask, unsigned mhz) {
+    GpuState s = gpu(mask, mhz);
+    s.pci_bus_id = "00000000:2A:00.0";
+    return s;
+  };
+  const auto worst = most_throttled({{gpu(0, 1980), other(0, 1980)},
+                                     {gpu(0, 1700), other(kSwThermal, 1900)},
+                                     {gpu(0, 1800), other(0, 1200)}});
+  ASSERT_EQ(worst.size(), 2u);
+  EXPECT_EQ(worst[0].sm_clock_mhz, 1700u);  // the slowest, none throttled
+  EXPECT_EQ(worst[1].clock_event_mask, kSwThermal);  // throttled beats slower but unthrottled
+  EXPECT_TRUE(most_throttled({}).empty());
+}
+
+TEST(GpuState, AWatchWithoutNvmlOrAGpuReadsNothing) {
+  if (!probe().gpus.empty()) GTEST_SKIP() << "a GPU is present (tests/gpu reads it)";
+  GpuWatch watch({"0000:19:00.0"}, 0.001);
+  EXPECT_TRUE(watch.stop().empty());
+  EXPECT_TRUE(watch.stop().empty());  // stopping twice is harmless
 }
 
 TEST(GpuState, ReadingWithoutNvmlOrAGpuIsEmptyAndCheap) {
