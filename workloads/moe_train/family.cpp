@@ -56,7 +56,7 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
        "communication wall time: while an all-to-all(v) is in flight (from its start to its completion, overlapped "
        "or not) or a communication call (gradient allreduce included) runs; their union, at most step_ms (max over "
        "ranks)"},
-      {"compute_ms", "ms", Better::Lower, "step_ms - exposed_comm_ms: the step's compute-only time"},
+      {"compute_ms", "ms", Better::Lower, "the step on the host clock - exposed_comm_ms: the step's compute-only time (step_ms on the CPU)"},
       {"exposed_comm_ms", "ms", Better::Lower,
        "step time minus its compute-only time: time inside communication calls, waiting (max over ranks)"},
       {"overlap_efficiency", "ratio", Better::Higher,

@@ -31,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <thread>
@@ -168,6 +169,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
   GpuStepResult step() override {
     comm_times_ = {};
+    const auto start = std::chrono::steady_clock::now();
     forward();
     backward();
     record(2);
@@ -177,8 +179,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
                                stream_.get()),
                "objective copy");
     sync("step");
+    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     have_grads_ = true;
     GpuStepResult r;
+    r.wall_ms = wall_ms;
     r.forward_ms = elapsed(0, 1), r.backward_ms = elapsed(1, 2), r.optimizer_ms = elapsed(2, 3);
     r.aux_loss = aux_loss_, r.z_loss = z_loss_;
     double dot = 0;

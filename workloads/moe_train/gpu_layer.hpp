@@ -29,6 +29,9 @@ struct GpuStepResult {
   int64_t dropped = 0;
   double peak_memory_bytes = 0;                   ///< device bytes allocated by the layer at peak
   CommTimes comm;                                 ///< expert parallelism: the step's communication (host clock)
+  /// The whole step on the host clock, from its first enqueue to its synchronisation: the clock comm's
+  /// exposed (blocked) time is measured on, so compute = wall - exposed compares like with like.
+  double wall_ms = 0;
 };
 
 class GpuMoeLayer {
