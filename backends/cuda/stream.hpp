@@ -1,7 +1,12 @@
 #pragma once
-// Owning wrappers of a CUDA stream and a CUDA event (include only where MLSB_HAVE_CUDA is defined).
+// Owning wrappers of a CUDA stream and a CUDA event, and a timer of event windows (include only where
+// MLSB_HAVE_CUDA is defined).
 // Construction throws std::runtime_error("cuda: ...") naming the failed call.
 #include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "backends/cuda/check.hpp"
 
@@ -46,5 +51,39 @@ inline float elapsed_ms(const Event& start, const Event& end, const char* contex
   check_cuda(cudaEventElapsedTime(&ms, start.get(), end.get()), "cudaEventElapsedTime", context);
   return ms;
 }
+
+/// Device time of chosen windows of work on one stream, taken by CUDA events alone: begin() and end() record
+/// a timing event pair around kernels, and total_ms() (once the stream is synchronised) sums the windows.
+/// Nothing but events enters it, so host work between windows (an allocation, a synchronisation, a table
+/// built on the host) is never counted. Throws std::logic_error for an end() without a begin() (or the
+/// reverse) and std::runtime_error for a failed CUDA call.
+class EventTimer {
+ public:
+  EventTimer(cudaStream_t stream, const char* context) : stream_(stream), context_(context) {}
+  void begin() {
+    if (events_.size() % 2) throw std::logic_error(std::string(context_) + ": a timing window is already open");
+    record();
+  }
+  void end() {
+    if (events_.size() % 2 == 0) throw std::logic_error(std::string(context_) + ": no timing window is open");
+    record();
+  }
+  /// The windows' total, ms; 0 without any.
+  double total_ms() const {
+    if (events_.size() % 2) throw std::logic_error(std::string(context_) + ": a timing window is still open");
+    double ms = 0;
+    for (size_t i = 0; i < events_.size(); i += 2) ms += elapsed_ms(events_[i], events_[i + 1], context_);
+    return ms;
+  }
+
+ private:
+  void record() {
+    events_.emplace_back();
+    check_cuda(cudaEventRecord(events_.back().get(), stream_), "cudaEventRecord", context_);
+  }
+  cudaStream_t stream_;
+  const char* context_;
+  std::vector<Event> events_;
+};
 
 }  // namespace mlsb::cuda

@@ -56,7 +56,8 @@ class CodecBench final : public Workload {
     w.axes.push_back(link_axis());
     w.metrics = family_metrics({"time_ms", "compress_gbps", "decompress_gbps", "ratio", "bits_per_element",
                                 "ideal_ratio", "ratio_vs_ideal", "break_even_gbps", "rel_l2_error", "max_abs_error",
-                                "snr_db", "nonfinite_outputs", "ef_rel_l2_error", "model_time_ms", "model_speedup"});
+                                "snr_db", "nonfinite_outputs", "ef_rel_l2_error", "model_time_ms", "model_speedup",
+                                "compress_host_ms", "decompress_host_ms"});
     w.metrics[0].help = "compress + decompress";
     w.primary_metric = "time_ms";
     w.examples = {
@@ -99,6 +100,8 @@ class CodecBench final : public Workload {
       gpu::RoundTrip rt = gpu::round_trip(config_, in);
       tc = rt.compress_ms / 1e3;
       td = rt.decompress_ms / 1e3;
+      state.record("compress_host_ms", rt.compress_host_ms);
+      state.record("decompress_host_ms", rt.decompress_host_ms);
       stream_size_ = rt.stream.size();
       gpu_stream_ = std::move(rt.stream);
       decoded_ = std::move(rt.decoded);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <limits>
 
@@ -103,13 +104,16 @@ size_t exponent_max_bytes(int64_t count, DType dtype) {
 }
 
 /// Encodes d_in into d_out (exponent_max_bytes bytes); returns the stream's size and its header in `info`.
-size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st, ExpInfo& info) {
+size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st, ExpInfo& info,
+                       cuda::EventTimer& kernels) {
   const std::string codec = "exponent";
   const int dt = static_cast<int>(dtype);
   const auto d_hist = device_buffer(256 * sizeof(unsigned long long), codec);
+  kernels.begin();
   check(cudaMemsetAsync(d_hist.as<uint8_t>(), 0, d_hist.size(), st), codec, "cudaMemset");
   detail::exponent_histogram(dt, d_in, count, d_hist.as<unsigned long long>(), st);
   launched(codec, "histogram launch");
+  kernels.end();
   std::array<uint64_t, 256> hist{};
   check(cudaMemcpyAsync(hist.data(), d_hist.as<uint8_t>(), d_hist.size(), cudaMemcpyDeviceToHost, st), codec,
         "histogram copy");
@@ -140,8 +144,10 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   const size_t raw = static_cast<size_t>(count) * exponent_raw_bytes(dtype);
   detail::CodeTable table{};
   if (h.L == 0) {
+    kernels.begin();
     detail::exponent_encode(dt, d_in, count, table, false, nullptr, nullptr, d_out + kExponentHeaderBytes, st);
     launched(codec, "encode launch");
+    kernels.end();
     check(cudaStreamSynchronize(st), codec, "encode");
     return kExponentHeaderBytes + raw;
   }
@@ -150,6 +156,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   const int64_t chunks = h.chunks();
   auto* sb = reinterpret_cast<uint32_t*>(d_out + kExponentHeaderBytes);
   const auto d_off = device_buffer(8 * (static_cast<size_t>(chunks) + 1), codec);
+  kernels.begin();
   detail::exponent_stream_bytes(dt, d_in, count, table, sb, st);
   launched(codec, "stream-bytes launch");
   detail::exponent_chunk_offsets(sb, h.streams, chunks, d_off.as<uint64_t>(), st);
@@ -157,6 +164,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   detail::exponent_encode(dt, d_in, count, table, true, sb, d_off.as<uint64_t>(),
                           d_out + kExponentHeaderBytes + h.table_bytes(), st);
   launched(codec, "encode launch");
+  kernels.end();
   uint64_t total = 0;
   check(cudaMemcpyAsync(&total, d_off.as<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
   check(cudaStreamSynchronize(st), codec, "encode");
@@ -164,13 +172,15 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
 }
 
 /// Decodes a validated stream on the device (d_stream holds it); throws CodecError for a corrupt bitstream.
-void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, cudaStream_t st) {
+void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, cudaStream_t st, cuda::EventTimer& kernels) {
   const std::string codec = "exponent";
   const int dt = static_cast<int>(h.dtype);
   if (h.count == 0) return;
   if (h.L == 0) {
+    kernels.begin();
     detail::exponent_decode_sole(dt, d_stream + kExponentHeaderBytes, h.count, h.sole, d_out, st);
     launched(codec, "decode launch");
+    kernels.end();
     check(cudaStreamSynchronize(st), codec, "decode");
     return;
   }
@@ -183,11 +193,13 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
         "table copy");
   check(cudaMemsetAsync(d_err.as<uint8_t>(), 0, sizeof(int), st), codec, "cudaMemset");
   const auto* sb = reinterpret_cast<const uint32_t*>(d_stream + kExponentHeaderBytes);
+  kernels.begin();
   detail::exponent_chunk_offsets(sb, h.streams, h.chunks(), d_off.as<uint64_t>(), st);
   launched(codec, "chunk-offsets launch");
   detail::exponent_decode(dt, d_stream + kExponentHeaderBytes + h.table_bytes(), sb, d_off.as<uint64_t>(), h.count,
                           h.chunk_elems, h.streams, h.L, d_table.as<uint16_t>(), d_out, d_err.as<int>(), st);
   launched(codec, "decode launch");
+  kernels.end();
   int err = 0;
   check(cudaMemcpyAsync(&err, d_err.as<uint8_t>(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
   check(cudaStreamSynchronize(st), codec, "decode");
@@ -251,7 +263,8 @@ size_t quant_bytes(const QuantInfo& q, int64_t count) {
   }
 }
 
-size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st) {
+size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st,
+                    cuda::EventTimer& kernels) {
   const std::string codec = "quantise";
   std::array<uint8_t, kQuantHeaderBytes + 4> header{};
   put(header.data(), kQuantMagic);
@@ -263,10 +276,13 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
   check(cudaMemcpyAsync(d_out, header.data(), header_bytes, cudaMemcpyHostToDevice, st), codec, "header copy");
   const int kind = static_cast<int>(q.kind), dt = static_cast<int>(dtype);
   if (blocked(q.kind)) {
+    kernels.begin();
     detail::quant_block_encode(kind, dt, d_in, count, q.block, d_out, st);
     launched(codec, "encode launch");
+    kernels.end();
   } else {
     const auto d_absmax = device_buffer(sizeof(unsigned int), codec);
+    kernels.begin();
     check(cudaMemsetAsync(d_absmax.as<uint8_t>(), 0, sizeof(unsigned int), st), codec, "cudaMemset");
     if (q.kind == QuantKind::CastFp16) {
       detail::quant_absmax(dt, d_in, count, d_absmax.as<unsigned int>(), st);
@@ -274,14 +290,18 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
     }
     detail::quant_cast_encode(kind, dt, d_in, count, d_absmax.as<unsigned int>(), d_out, st);
     launched(codec, "encode launch");
+    kernels.end();
     check(cudaStreamSynchronize(st), codec, "encode");  // before d_absmax is freed
   }
   return quant_bytes(q, count);
 }
 
-void quant_decode(const QuantInfo& q, const uint8_t* d_stream, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st) {
+void quant_decode(const QuantInfo& q, const uint8_t* d_stream, int64_t count, DType dtype, uint8_t* d_out, cudaStream_t st,
+                  cuda::EventTimer& kernels) {
+  kernels.begin();
   detail::quant_decode(static_cast<int>(q.kind), static_cast<int>(dtype), d_stream, count, q.block, d_out, st);
   launched("quantise", "decode launch");
+  kernels.end();
 }
 
 /// Checks a host stream's header against the config and the output (as the CPU decoder does).
@@ -327,25 +347,32 @@ RoundTrip round_trip(const CodecConfig& config, TensorView in) {
   if (in.bytes())
     check(cudaMemcpyAsync(d_in.as<uint8_t>(), in.data, in.bytes(), cudaMemcpyHostToDevice, queue.get()), config.name,
           "input copy");
-  cuda::Event ev[4];
+  check(cudaStreamSynchronize(queue.get()), config.name, "input copy");
   const auto* x = d_in.as<const uint8_t>();
   RoundTrip rt;
-  size_t size = 0;
-  check(cudaEventRecord(ev[0].get(), queue.get()), config.name, "cudaEventRecord");
+  // compress_ms and decompress_ms are the kernels' event windows; the rest of each call (allocation, the
+  // exponent code's host-built table and its synchronisations) is compress_host_ms / decompress_host_ms.
+  cuda::EventTimer enc(queue.get(), "compress gpu"), dec(queue.get(), "compress gpu");
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  auto t0 = Clock::now();
   ExpInfo info;
-  size = exponent ? exponent_encode(x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get(), info)
-                  : quant_encode(q, x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get());
-  check(cudaEventRecord(ev[1].get(), queue.get()), config.name, "cudaEventRecord");
-  check(cudaEventRecord(ev[2].get(), queue.get()), config.name, "cudaEventRecord");
+  const size_t size = exponent ? exponent_encode(x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get(), info, enc)
+                               : quant_encode(q, x, in.count, in.dtype, d_stream.as<uint8_t>(), queue.get(), enc);
+  check(cudaStreamSynchronize(queue.get()), config.name, "compress");
+  const double compress_wall = ms_since(t0);
+  t0 = Clock::now();
   if (exponent) {
-    exponent_decode(d_stream.as<uint8_t>(), info, d_out.as<uint8_t>(), queue.get());
+    exponent_decode(d_stream.as<uint8_t>(), info, d_out.as<uint8_t>(), queue.get(), dec);
   } else {
-    quant_decode(q, d_stream.as<uint8_t>(), in.count, in.dtype, d_out.as<uint8_t>(), queue.get());
+    quant_decode(q, d_stream.as<uint8_t>(), in.count, in.dtype, d_out.as<uint8_t>(), queue.get(), dec);
   }
-  check(cudaEventRecord(ev[3].get(), queue.get()), config.name, "cudaEventRecord");
   check(cudaStreamSynchronize(queue.get()), config.name, "round trip");
-  rt.compress_ms = cuda::elapsed_ms(ev[0], ev[1]);
-  rt.decompress_ms = cuda::elapsed_ms(ev[2], ev[3]);
+  const double decompress_wall = ms_since(t0);
+  rt.compress_ms = enc.total_ms();
+  rt.decompress_ms = dec.total_ms();
+  rt.compress_host_ms = std::max(0.0, compress_wall - rt.compress_ms);
+  rt.decompress_host_ms = std::max(0.0, decompress_wall - rt.decompress_ms);
   rt.stream.resize(size);
   rt.decoded.resize(in.bytes());
   if (size)
@@ -373,10 +400,11 @@ std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t
   cuda::Stream queue;
   check(cudaMemcpyAsync(d_stream.as<uint8_t>(), stream.data(), stream.size(), cudaMemcpyHostToDevice, queue.get()),
         config.name, "stream copy");
+  cuda::EventTimer kernels(queue.get(), "compress gpu");  // untimed here: a cross-check
   if (exponent)
-    exponent_decode(d_stream.as<uint8_t>(), h, d_out.as<uint8_t>(), queue.get());
+    exponent_decode(d_stream.as<uint8_t>(), h, d_out.as<uint8_t>(), queue.get(), kernels);
   else
-    quant_decode(q, d_stream.as<uint8_t>(), count, dtype, d_out.as<uint8_t>(), queue.get());
+    quant_decode(q, d_stream.as<uint8_t>(), count, dtype, d_out.as<uint8_t>(), queue.get(), kernels);
   check(cudaStreamSynchronize(queue.get()), config.name, "decode");
   std::vector<uint8_t> out(out_bytes);
   if (out_bytes)

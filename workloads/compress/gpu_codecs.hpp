@@ -17,10 +17,15 @@ bool available(std::string* why = nullptr);
 
 
 /// One timed round trip on the device: `in` is copied to device memory once (untimed), compressed and
-/// decompressed there; times come from CUDA events around the kernels alone (ms).
+/// decompressed there. compress_ms and decompress_ms are the device time of the codec's kernels alone (CUDA
+/// event windows around them: cuda::EventTimer); what else each call spends on the host clock (buffer
+/// allocation, the exponent code's histogram round trip and host-built code table, synchronisation) is
+/// compress_host_ms and decompress_host_ms (ms).
 struct RoundTrip {
   double compress_ms = 0;
   double decompress_ms = 0;
+  double compress_host_ms = 0;
+  double decompress_host_ms = 0;
   std::vector<uint8_t> stream;   ///< the compressed stream, copied back to the host
   std::vector<uint8_t> decoded;  ///< the decoded tensor's bytes, copied back to the host
 };
