@@ -30,6 +30,11 @@ class HostRows final : public RowMemory {
     if (bytes) std::memcpy(to, from, bytes);
   }
   void ready() override {}
+  size_t bytes() const override {
+    size_t n = 0;
+    for (const auto& b : buffers_) n += b.size();
+    return n;
+  }
 
  private:
   std::array<std::vector<unsigned char>, 4> buffers_;

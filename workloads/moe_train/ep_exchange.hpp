@@ -55,6 +55,8 @@ class RowMemory {
   virtual void copy(void* to, const void* from, size_t bytes) = 0;
   /// Returns once every copy made so far is done: called before an all-to-all reads staging.
   virtual void ready() = 0;
+  /// Bytes the staging buffers hold now (they only grow: also their peak).
+  virtual size_t bytes() const = 0;
 };
 
 /// Communication of one layer over `comm` (every rank calls the same sequence). With an active link
@@ -99,6 +101,9 @@ class EpExchange {
   void chunked(const ChunkPlan& plan, size_t row_bytes, const void* out, std::span<const int64_t> expert_offsets,
                void* in, std::span<const int64_t> local_offsets, const std::function<void(int64_t)>& compute,
                const void* results, void* back, const std::function<void()>& side, int64_t side_slot);
+
+  /// Bytes of its row staging (RowMemory::bytes): device memory on nccl, pinned host memory otherwise.
+  size_t staging_bytes() const { return memory_->bytes(); }
 
  private:
   class ProgressThread;

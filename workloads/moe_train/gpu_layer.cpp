@@ -191,8 +191,8 @@ class CudaMoeLayer final : public GpuMoeLayer {
     r.tokens_per_expert = plan_.tokens_per_expert();
     r.load = routing_.load;
     r.dropped = plan_.dropped;
-    r.peak_memory_bytes =
-        mem_.bytes() + static_cast<double>(h13_.size() + a_.size() + xe_.size() + ye_.size() + dye_.size());
+    r.peak_memory_bytes = mem_.bytes() + static_cast<double>(h13_.size() + a_.size() + xe_.size() + ye_.size() +
+                                                             dye_.size() + (device_wire() ? wire_->staging_bytes() : 0));
     r.comm = comm_times_;
     return r;
   }

@@ -27,7 +27,7 @@ struct GpuStepResult {
   std::vector<int64_t> tokens_per_expert;          ///< this rank's rows per global expert (after capacity)
   std::vector<int64_t> load;                      ///< assignments per expert before capacity
   int64_t dropped = 0;
-  double peak_memory_bytes = 0;                   ///< device bytes allocated by the layer at peak
+  double peak_memory_bytes = 0;                   ///< device bytes allocated by the layer at peak (nccl row staging included)
   CommTimes comm;                                 ///< expert parallelism: the step's communication (host clock)
   /// The whole step on the host clock, from its first enqueue to its synchronisation: the clock comm's
   /// exposed (blocked) time is measured on, so compute = wall - exposed compares like with like.

@@ -35,6 +35,11 @@ class DeferredRows final : public RowMemory {
     queued_.clear();
     ++readies;
   }
+  size_t bytes() const override {
+    size_t n = 0;
+    for (const auto& b : buffers_) n += b.size();
+    return n;
+  }
   int readies = 0;
 
  private:
@@ -69,6 +74,9 @@ TEST(EpExchangeRowMemory, CopiesThatCompleteAtReadyCarryEveryRowOutAndHome) {
     for (size_t b = 0; b < total; ++b) wrong += back[b] != static_cast<unsigned char>(out[b] + 1);
     EXPECT_EQ(wrong, 0u) << "chunks=" << chunks << ": bytes that came home stale or misplaced";
     EXPECT_GE(rows.readies, 2 * chunks) << "a ready() before every dispatch and combine";
+    // The staging the rows went through counts toward the layer's memory (at least one way out and home).
+    EXPECT_GE(wire.staging_bytes(), 2 * total) << "chunks=" << chunks;
+    EXPECT_EQ(wire.staging_bytes(), rows.bytes());
   }
 }
 

@@ -16,6 +16,12 @@ void DeviceRows::copy(void* to, const void* from, size_t bytes) {
   if (bytes) check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_), "staging copy");
 }
 
+size_t DeviceRows::bytes() const {
+  size_t n = 0;
+  for (const auto& b : buffers_) n += b.size();
+  return n;
+}
+
 void DeviceRows::ready() { check_cuda(cudaStreamSynchronize(stream_), "staging copies"); }
 
 }  // namespace mlsb::moe_train::gpu

@@ -20,6 +20,7 @@ class DeviceRows final : public RowMemory {
   unsigned char* stage(int which, size_t bytes) override;
   void copy(void* to, const void* from, size_t bytes) override;
   void ready() override;
+  size_t bytes() const override;
 
  private:
   cudaStream_t stream_;
