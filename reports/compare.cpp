@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <span>
@@ -24,6 +25,13 @@ bool has_samples(const CaseRecord& c) {
 bool varies(const std::vector<double>& v) {
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   return v.size() >= 2 && *lo != *hi;
+}
+
+// A probability as a short percentage: 0.001 -> "0.1%".
+std::string percent(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%%", 100 * p);
+  return buf;
 }
 
 // The smallest p-value the U test can give for samples of these sizes (fully separated samples).
@@ -154,7 +162,9 @@ MetricComparison compare_metric(const CaseRecord& base, const CaseRecord& cand, 
     const double change = m.ratio >= 1 ? m.ratio - 1 : 1 / m.ratio - 1;  // measured as the floor is
     if (std::isfinite(m.ratio) && change <= floor)
       m.why = "within the run-to-run noise (" + std::to_string(static_cast<int>(std::lround(floor * 100))) + "%, " +
-              (measured ? "what " + std::to_string(m.history_n) + " runs of unchanged code show" : std::string("assumed")) + ")";
+              (measured ? "the " + percent(o.two_run_alpha) + " prediction bound of " + std::to_string(m.history_n) +
+                              " runs of unchanged code"
+                        : std::string("assumed")) + ")";
   }
   if (!m.why.empty()) m.verdict = Verdict::Noisy;
   return m;

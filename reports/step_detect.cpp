@@ -337,6 +337,15 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
     return d > o.threshold * std::fabs(a.value) && d > o.noise_factor * se && d > 2 * resolution;
   };
   const auto is_worse = [&](double from, double to) { return better == Better::Lower ? to > from : to < from; };
+  // A newest level of fewer than kMinTail runs stands only when each of its runs is worse than the level
+  // before by the threshold: its (weighted) median of 2 or 3 runs may be one spike.
+  const auto every_run_worse = [&](const Level& from, const Level& level) {
+    if (level.end - level.begin >= kMinTail) return true;
+    for (size_t i = level.begin; i < level.end; ++i)
+      if (!is_worse(from.value, values[i]) || !(std::fabs(values[i] - from.value) > o.threshold * std::fabs(from.value)))
+        return false;
+    return true;
+  };
   const Level& newest = out.levels.back();
   std::vector<Drift> drifts;
   // Consecutive steps in one direction over which a line fits as well as the levels: one drift.
@@ -383,7 +392,7 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
     st.worse = is_worse(a.value, b.value);
     st.significant = beyond(a, b) || (tail && b.begin == tail);
     st.standing = st.worse && st.significant && is_worse(a.value, newest.value) &&
-                  (beyond(a, newest) || (tail && newest.begin == tail));
+                  (beyond(a, newest) || (tail && newest.begin == tail)) && every_run_worse(a, newest);
     const auto in = std::find_if(drifts.begin(), drifts.end(), [&](const Drift& d) { return i >= d.first && i <= d.last; });
     if (in == drifts.end()) out.steps.push_back(st);
     else if (i == in->first) out.steps.push_back(in->step);  // the drift stands for its steps

@@ -123,7 +123,7 @@ TEST(CompareHistory, WithoutTheTTestTheHistoryMeasuresTheRunToRunNoise) {
   // A machine whose runs differ by 20% (sd): 50% is within what 30 of them show, 3x is not.
   const auto on_noisy = compare_runs(base, run_at(1.5, rng), plain, noisy).metrics[0];
   EXPECT_EQ(on_noisy.verdict, Verdict::Noisy);
-  EXPECT_NE(on_noisy.why.find("(" + std::to_string(std::lround(noisy_noise * 100)) + "%, what 30 runs of unchanged code show)"),
+  EXPECT_NE(on_noisy.why.find("(" + std::to_string(std::lround(noisy_noise * 100)) + "%, the 0.1% prediction bound of 30 runs of unchanged code)"),
             std::string::npos)
       << on_noisy.why;
   EXPECT_EQ(compare_runs(base, run_at(3.0, rng), plain, noisy).metrics[0].verdict, Verdict::Worse);

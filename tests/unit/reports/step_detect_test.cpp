@@ -79,6 +79,19 @@ TEST(StepDetect, ASingleRunSpikeIsNoStep) {
   }
 }
 
+TEST(StepDetect, ANewestLevelOfTwoRunsStandsOnlyWhenBothAreWorse) {
+  // Six real smoke runs of a moe_train step_ms: the newest alone is slow. Its narrow CI makes the weighted
+  // median of a two-run level the spike itself; that is no standing regression.
+  const std::vector<double> spike{87.12, 78.30, 77.38, 75.57, 75.23, 88.54};
+  const std::vector<double> ci{0.87, 3.52, 0.43, 2.38, 1.09, 0.14};  // half-widths of the runs' 95% CIs
+  EXPECT_TRUE(detect_steps(spike, ci, Better::Lower).regressions().empty());
+  // Both newest runs slow: a level of two runs that stands.
+  const std::vector<double> both{77.1, 78.3, 77.4, 75.6, 88.2, 88.5};
+  const auto a = detect_steps(both, std::vector<double>(6, 0.5), Better::Lower);
+  ASSERT_EQ(a.regressions().size(), 1u);
+  EXPECT_EQ(a.regressions()[0]->at, 4u);
+}
+
 TEST(StepDetect, AStepThatWasRevertedIsNotStanding) {
   auto y = series(5, 60, 0.01, SeriesNoise::Gaussian, 20, 0.15);
   for (size_t i = 40; i < 60; ++i) y[i] /= 1.15;
