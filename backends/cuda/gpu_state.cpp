@@ -229,7 +229,7 @@ struct GpuWatch::Impl {
 GpuWatch::GpuWatch(std::vector<std::string> pci_bus_ids, double period_s) : impl_(std::make_unique<Impl>()) {
   impl_->ids = std::move(pci_bus_ids);
   impl_->period = std::chrono::duration<double>(period_s);
-  if (read_gpu_states(impl_->ids).empty()) return;  // no NVML or no GPU: nothing to watch
+  if (impl_->ids.empty()) return;  // no GPU: nothing to watch
   try {
     impl_->thread = std::thread([im = impl_.get()] {
       std::unique_lock lock(im->mu);

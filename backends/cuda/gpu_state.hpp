@@ -75,7 +75,8 @@ std::vector<GpuState> most_throttled(const std::vector<std::vector<GpuState>>& r
 /// Reads the GPUs with these bus ids every `period_s` seconds on a thread of its own, from construction
 /// until stop(): what a case's timed samples ran under. Before and after them a GPU is idle and its clocks
 /// drop, so only these reads can show it throttling under load. stop() ends the thread and returns
-/// most_throttled of the reads ({} without NVML or GPUs: then no thread runs). Never throws.
+/// most_throttled of the reads ({} without NVML or GPUs; no thread runs for no bus id). The caller has
+/// just read the GPUs itself, so construction reads nothing. Never throws.
 class GpuWatch {
  public:
   explicit GpuWatch(std::vector<std::string> pci_bus_ids, double period_s = 0.1);
