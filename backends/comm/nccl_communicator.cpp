@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backends/cuda/check.hpp"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device.hpp"
 
 namespace mlsb::comm {
@@ -271,7 +272,7 @@ class NcclCommunicator final : public Communicator {
   /// communicator may still be launching the group on its own thread after ncclGroupEnd (ncclInProgress), and
   /// NCCL forbids other work on its stream until then; a throw inside the group would also leave it open.
   void copy(void* dst, const void* src, size_t bytes) {
-    enqueued("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    enqueued("own block copy", cuda::copy_on(stream_, dst, src, bytes, cuda::Landed::Later, "nccl own block"));
   }
 
   /// Enqueues a grouped point-to-point exchange on the communication stream: send_bytes[r] from the prefix

@@ -5,6 +5,9 @@
 
 #ifdef MLSB_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "backends/cuda/copy.hpp"
+#include "backends/cuda/stream.hpp"
 #endif
 
 namespace mlsb::cuda {
@@ -28,25 +31,22 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   check(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc");
 }
 DeviceBuffer::~DeviceBuffer() { cudaFree(data_); }
-// The copies below go on the legacy stream, which the project's non-blocking streams do not wait for, and
-// a pageable upload or a device-to-device copy may return before its data lands: each waits for the whole
-// device before and after, so that it is ordered with every stream's work.
+// Each copy waits for the whole device first (the work of every stream that may still use either buffer),
+// then goes on a stream of its own and has landed when it returns.
 void DeviceBuffer::upload(const void* host, size_t bytes) {
   require_fits(bytes, bytes_);
   check(cudaDeviceSynchronize(), "synchronise before a copy to the device");
-  check(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
-  check(cudaDeviceSynchronize(), "synchronise after a copy to the device");
+  check(copy_on(Stream().get(), data_, host, bytes, Landed::OnReturn, "upload"), "copy to the device");
 }
 void DeviceBuffer::download(void* host, size_t bytes) const {
   require_fits(bytes, bytes_);
   check(cudaDeviceSynchronize(), "synchronise before a copy to the host");
-  check(cudaMemcpy(host, data_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+  check(copy_on(Stream().get(), host, data_, bytes, Landed::OnReturn, "download"), "copy to the host");
 }
 void DeviceBuffer::copy_from(const DeviceBuffer& other, size_t bytes) {
   require_fits(bytes, std::min(bytes_, other.bytes_));
   check(cudaDeviceSynchronize(), "synchronise before a copy on the device");
-  check(cudaMemcpy(data_, other.data_, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy on the device");
-  check(cudaDeviceSynchronize(), "synchronise after a copy on the device");
+  check(copy_on(Stream().get(), data_, other.data_, bytes, Landed::OnReturn, "copy_from"), "copy on the device");
 }
 #else
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) { throw std::runtime_error("cuda: built without CUDA"); }

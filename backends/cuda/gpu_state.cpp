@@ -24,11 +24,19 @@ constexpr std::array<const char*, 9> kReasonNames = {
 // Idleness and clocks set on purpose: gpu_idle | applications_clocks_setting | display_clock_setting.
 constexpr uint64_t kNotThrottling = 0x1 | 0x2 | 0x100;
 
-// NVML's C API as far as it is used here (nvml.h; the toolkit on the build machines lacks it). Enums are
-// ints; 0 is NVML_SUCCESS.
+// NVML's C API as far as it is used here (nvml.h; the toolkit on the build machines lacks it). None of it is
+// deprecated in CUDA 13 (NVML's deprecation notices name the applications clocks, ...ThrottleReasons and
+// nvmlDeviceGetTemperature). Enums are ints; 0 is NVML_SUCCESS.
 using Device = struct NvmlDevice*;
 constexpr int kClockSm = 1, kClockMem = 2, kTemperatureGpu = 0, kEnabled = 1;
 constexpr unsigned kTextBytes = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE, NVML_DEVICE_NAME_V2_BUFFER_SIZE
+// nvmlTemperature_v1_t and its version word (NVML_STRUCT_VERSION: the size, and the version in bits 24-31).
+struct TemperatureV1 {
+  unsigned version;
+  int sensor;
+  int celsius;
+};
+constexpr unsigned kTemperatureV1 = sizeof(TemperatureV1) | (1u << 24);
 
 struct Nvml {
   bool ok = false;
@@ -36,13 +44,12 @@ struct Nvml {
   int (*uuid)(Device, char*, unsigned) = nullptr;
   int (*name)(Device, char*, unsigned) = nullptr;
   int (*clock)(Device, int, unsigned*) = nullptr;
-  int (*default_clock)(Device, int, unsigned*) = nullptr;
   int (*max_clock)(Device, int, unsigned*) = nullptr;
   int (*reasons)(Device, unsigned long long*) = nullptr;
   int (*power_limit)(Device, unsigned*) = nullptr;  // mW
   int (*persistence)(Device, int*) = nullptr;
   int (*ecc)(Device, int*, int*) = nullptr;
-  int (*temperature)(Device, int, unsigned*) = nullptr;
+  int (*temperature)(Device, TemperatureV1*) = nullptr;
 };
 
 template <typename F>
@@ -63,14 +70,12 @@ const Nvml& nvml() {
     bind(h, n.uuid, "nvmlDeviceGetUUID");
     bind(h, n.name, "nvmlDeviceGetName");
     bind(h, n.clock, "nvmlDeviceGetClockInfo");
-    bind(h, n.default_clock, "nvmlDeviceGetDefaultApplicationsClock");
     bind(h, n.max_clock, "nvmlDeviceGetMaxClockInfo");
-    bind(h, n.reasons, "nvmlDeviceGetCurrentClocksEventReasons");  // NVML 12.2+; the older name before
-    if (!n.reasons) bind(h, n.reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    bind(h, n.reasons, "nvmlDeviceGetCurrentClocksEventReasons");
     bind(h, n.power_limit, "nvmlDeviceGetEnforcedPowerLimit");
     bind(h, n.persistence, "nvmlDeviceGetPersistenceMode");
     bind(h, n.ecc, "nvmlDeviceGetEccMode");
-    bind(h, n.temperature, "nvmlDeviceGetTemperature");
+    bind(h, n.temperature, "nvmlDeviceGetTemperatureV");
     n.ok = init && n.by_bus_id && init() == 0;
     return n;
   }();
@@ -98,18 +103,15 @@ GpuState read_one(const Nvml& n, Device d, int cuda_index, const std::string& bu
   s.name = text(n.name, d);
   s.sm_clock_mhz = query<unsigned>(n.clock, d, kClockSm);
   s.mem_clock_mhz = query<unsigned>(n.clock, d, kClockMem);
-  const auto default_clock = [&](int type) {
-    auto v = query<unsigned>(n.default_clock, d, type);
-    return v ? v : query<unsigned>(n.max_clock, d, type);
-  };
-  s.default_sm_clock_mhz = default_clock(kClockSm);
-  s.default_mem_clock_mhz = default_clock(kClockMem);
+  s.max_sm_clock_mhz = query<unsigned>(n.max_clock, d, kClockSm);
+  s.max_mem_clock_mhz = query<unsigned>(n.max_clock, d, kClockMem);
   if (const auto mask = query<unsigned long long>(n.reasons, d)) s.clock_event_mask = *mask;
   if (const auto mw = query<unsigned>(n.power_limit, d)) s.power_limit_w = *mw / 1000.0;
   if (const auto pm = query<int>(n.persistence, d)) s.persistence_mode = *pm == kEnabled;
   int current = 0, pending = 0;
   if (n.ecc && n.ecc(d, &current, &pending) == 0) s.ecc_enabled = current == kEnabled;
-  s.temperature_c = query<unsigned>(n.temperature, d, kTemperatureGpu);
+  TemperatureV1 t{kTemperatureV1, kTemperatureGpu, 0};
+  if (n.temperature && n.temperature(d, &t) == 0 && t.celsius >= 0) s.temperature_c = static_cast<unsigned>(t.celsius);
   return s;
 }
 
@@ -125,8 +127,8 @@ std::string nvml_bus_id(const std::string& id) {
 // The clock rule of throttle_reasons for one snapshot of one GPU.
 bool low_sm_clock(const GpuState& s) {
   if (!s.clock_event_mask || (*s.clock_event_mask & kNotThrottling)) return false;
-  if (!s.sm_clock_mhz || !s.default_sm_clock_mhz || *s.default_sm_clock_mhz == 0) return false;
-  return *s.sm_clock_mhz < kThrottleClockFraction * *s.default_sm_clock_mhz;
+  if (!s.sm_clock_mhz || !s.max_sm_clock_mhz || *s.max_sm_clock_mhz == 0) return false;
+  return *s.sm_clock_mhz < kThrottleClockFraction * *s.max_sm_clock_mhz;
 }
 
 }  // namespace
@@ -154,8 +156,8 @@ nlohmann::json to_json(const GpuState& s) {
   };
   put("sm_clock_mhz", s.sm_clock_mhz);
   put("mem_clock_mhz", s.mem_clock_mhz);
-  put("default_sm_clock_mhz", s.default_sm_clock_mhz);
-  put("default_mem_clock_mhz", s.default_mem_clock_mhz);
+  put("max_sm_clock_mhz", s.max_sm_clock_mhz);
+  put("max_mem_clock_mhz", s.max_mem_clock_mhz);
   if (s.clock_event_mask) {
     j["clock_event_mask"] = *s.clock_event_mask;
     j["clock_event_reasons"] = clock_event_reason_names(*s.clock_event_mask);
@@ -197,10 +199,10 @@ CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::ve
 
 std::vector<GpuState> most_throttled(const std::vector<std::vector<GpuState>>& reads) {
   std::vector<GpuState> worst;
-  // How slow a snapshot's SM clock is: its fraction of the default when both are known, else the clock.
+  // How slow a snapshot's SM clock is: its fraction of the max when both are known, else the clock.
   const auto pace = [](const GpuState& s) -> double {
     if (!s.sm_clock_mhz) return INFINITY;
-    return s.default_sm_clock_mhz && *s.default_sm_clock_mhz ? double(*s.sm_clock_mhz) / *s.default_sm_clock_mhz
+    return s.max_sm_clock_mhz && *s.max_sm_clock_mhz ? double(*s.sm_clock_mhz) / *s.max_sm_clock_mhz
                                                              : double(*s.sm_clock_mhz);
   };
   const auto throttled = [](const GpuState& s) { return !throttle_reasons({s}, {}).empty(); };

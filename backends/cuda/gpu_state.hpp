@@ -19,10 +19,10 @@ struct GpuState {
   std::string pci_bus_id;  ///< as NVML and nvidia-smi write it, "00000000:19:00.0"
   std::string name;        ///< "NVIDIA H200"
   std::optional<unsigned> sm_clock_mhz, mem_clock_mhz;  ///< current clocks, MHz
-  /// Default clocks, MHz: the default applications clocks, else (not supported) the max clocks.
-  std::optional<unsigned> default_sm_clock_mhz, default_mem_clock_mhz;
-  /// nvmlDeviceGetCurrentClocksEventReasons (or the older ...ThrottleReasons): bits named by
-  /// clock_event_reason_names.
+  /// Max (boost) clocks, MHz (nvmlDeviceGetMaxClockInfo; NVML deprecates the default applications clocks in
+  /// CUDA 13).
+  std::optional<unsigned> max_sm_clock_mhz, max_mem_clock_mhz;
+  /// nvmlDeviceGetCurrentClocksEventReasons (NVML 12.2 and later): bits named by clock_event_reason_names.
   std::optional<uint64_t> clock_event_mask;
   std::optional<double> power_limit_w;  ///< enforced power limit, W
   std::optional<bool> persistence_mode;
@@ -30,8 +30,8 @@ struct GpuState {
   std::optional<unsigned> temperature_c;  ///< GPU core temperature, °C
 };
 
-/// {"cuda_index", "uuid", "pci_bus_id", "name", "sm_clock_mhz", "mem_clock_mhz", "default_sm_clock_mhz",
-/// "default_mem_clock_mhz", "clock_event_mask", "clock_event_reasons": [names], "power_limit_w",
+/// {"cuda_index", "uuid", "pci_bus_id", "name", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz",
+/// "max_mem_clock_mhz", "clock_event_mask", "clock_event_reasons": [names], "power_limit_w",
 /// "persistence_mode", "ecc_enabled", "temperature_c"}; unset fields are absent.
 nlohmann::json to_json(const GpuState& s);
 
@@ -40,11 +40,11 @@ nlohmann::json to_json(const GpuState& s);
 /// hw_power_brake_slowdown, display_clock_setting; a bit NVML may add later as "unknown_0x<hex>".
 std::vector<std::string> clock_event_reason_names(uint64_t mask);
 
-/// A snapshot's SM clock below this fraction of its default counts as throttled (nvbench's default
-/// --throttle-threshold).
+/// A snapshot's SM clock below this fraction of its max clock counts as throttled (the fraction is nvbench's
+/// default --throttle-threshold, which nvbench applies to the default clock).
 inline constexpr double kThrottleClockFraction = 0.75;
 /// The pseudo-reason throttle_reasons gives for the clock rule.
-inline constexpr const char* kLowSmClockReason = "sm_clock_below_75pct_of_default";
+inline constexpr const char* kLowSmClockReason = "sm_clock_below_75pct_of_max";
 
 /// Why a case ran on throttled GPUs, from the snapshots taken before and after it and while its timed samples
 /// ran (GpuWatch; sorted, no duplicates; empty = not throttled). A GPU in any snapshot counts as throttled when
@@ -52,7 +52,7 @@ inline constexpr const char* kLowSmClockReason = "sm_clock_below_75pct_of_defaul
 ///     display_clock_setting (those are idleness or clocks set on purpose, e.g. locked with
 ///     `nvidia-smi -lgc`); an unknown bit counts; or
 ///   - none of those three is set (busy, clocks not set on purpose) and its SM clock is below
-///     kThrottleClockFraction of its default (kLowSmClockReason). A snapshot whose reasons or clocks
+///     kThrottleClockFraction of its max (kLowSmClockReason). A snapshot whose reasons or clocks
 ///     could not be read is not judged by this rule.
 std::vector<std::string> throttle_reasons(const std::vector<GpuState>& before, const std::vector<GpuState>& after,
                                           const std::vector<GpuState>& during = {});
@@ -69,7 +69,7 @@ CaseGpuRecord case_gpu_record(const std::vector<GpuState>& before, const std::ve
 
 /// Of repeated reads of the same GPUs (read_gpu_states), per GPU (by bus id, in first-seen order) the most
 /// throttled snapshot: the first one throttle_reasons names a reason for, else the one with the lowest SM
-/// clock (relative to its default when known).
+/// clock (relative to its max when known).
 std::vector<GpuState> most_throttled(const std::vector<std::vector<GpuState>>& reads);
 
 /// Reads the GPUs with these bus ids every `period_s` seconds on a thread of its own, from construction

@@ -105,7 +105,7 @@ std::string throttle_text(const CaseRecord& c) {
 std::string throttle_note(const WorkloadGroup& g) {
   if (std::none_of(g.cases.begin(), g.cases.end(), [](const CaseRecord* c) { return c->throttled; })) return "";
   return "throttled: the GPU slowed its clocks during the case (a clock event reason other than idle or a "
-         "clock setting, or the SM clock below 75% of its default); compare calls such a case noisy, never worse.";
+         "clock setting, or the SM clock below 75% of its max); compare calls such a case noisy, never worse.";
 }
 
 const SummaryRow* find_summary(const CaseRecord& c, std::string_view metric) {

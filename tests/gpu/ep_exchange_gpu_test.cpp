@@ -17,6 +17,7 @@
 
 #include "backends/comm/local_communicator.hpp"
 #include "backends/comm/nccl_communicator.hpp"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/stream.hpp"
 #include "support/expert_rows.hpp"
@@ -54,7 +55,7 @@ TEST(GpuEpExchange, DeviceRowsCarryEveryRowOutAndHome) {
         [&](int64_t j) {  // the expert "computes" its rows unchanged, on the layer's stream
           const size_t at = static_cast<size_t>(offsets[j]) * row, n = static_cast<size_t>(counts[j]) * row;
           if (n == 0) return;
-          ASSERT_EQ(cudaMemcpyAsync(results_p + at, in_p + at, n, cudaMemcpyDeviceToDevice, stream.get()), cudaSuccess);
+          ASSERT_EQ(cuda::copy_on(stream.get(), results_p + at, in_p + at, n, cuda::Landed::Later, "expert"), cudaSuccess);
         },
         results.data(), back.data(), [] {}, -1);
     ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);

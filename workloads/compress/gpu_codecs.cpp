@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/stream.hpp"
 #include "workloads/compress/cuda/codec_math.hpp"
@@ -50,6 +51,11 @@ void check(cudaError_t err, const std::string& codec, const char* what) {
 /// Checks that the kernels a launcher just enqueued launched (a rejected launch is reported here, not at a
 /// later synchronisation, where it would be blamed on other work).
 void launched(const std::string& codec, const char* what) { check(cudaGetLastError(), codec, what); }
+
+/// A copy on the codec's stream (cuda::copy_on), its error for check().
+cudaError_t copy(cudaStream_t st, void* dst, const void* src, size_t bytes, cuda::Landed landed) {
+  return cuda::copy_on(st, dst, src, bytes, landed, "compress gpu");
+}
 
 /// A device buffer of `bytes`; a failed allocation is a CodecError naming the codec.
 cuda::DeviceBuffer device_buffer(size_t bytes, const std::string& codec) {
@@ -115,9 +121,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   launched(codec, "histogram launch");
   kernels.end();
   std::array<uint64_t, 256> hist{};
-  check(cudaMemcpyAsync(hist.data(), d_hist.as<uint8_t>(), d_hist.size(), cudaMemcpyDeviceToHost, st), codec,
-        "histogram copy");
-  check(cudaStreamSynchronize(st), codec, "histogram");
+  check(copy(st, hist.data(), d_hist.as<uint8_t>(), d_hist.size(), cuda::Landed::OnReturn), codec, "histogram copy");
 
   ExpInfo& h = info;
   h.dtype = dtype;
@@ -139,7 +143,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   put(header.data() + 16, h.chunk_elems);
   put(header.data() + 20, h.streams);
   std::memcpy(header.data() + 24, h.code_len.data(), 256);
-  check(cudaMemcpyAsync(d_out, header.data(), header.size(), cudaMemcpyHostToDevice, st), codec, "header copy");
+  check(copy(st, d_out, header.data(), header.size(), cuda::Landed::Later), codec, "header copy");
 
   const size_t raw = static_cast<size_t>(count) * exponent_raw_bytes(dtype);
   detail::CodeTable table{};
@@ -166,8 +170,7 @@ size_t exponent_encode(const uint8_t* d_in, int64_t count, DType dtype, uint8_t*
   launched(codec, "encode launch");
   kernels.end();
   uint64_t total = 0;
-  check(cudaMemcpyAsync(&total, d_off.as<uint64_t>() + chunks, 8, cudaMemcpyDeviceToHost, st), codec, "size copy");
-  check(cudaStreamSynchronize(st), codec, "encode");
+  check(copy(st, &total, d_off.as<uint64_t>() + chunks, 8, cuda::Landed::OnReturn), codec, "size copy");
   return kExponentHeaderBytes + h.table_bytes() + total + raw;
 }
 
@@ -189,8 +192,7 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
   const auto d_table = device_buffer(table.size() * 2, codec);
   const auto d_off = device_buffer(8 * (static_cast<size_t>(h.chunks()) + 1), codec);
   const auto d_err = device_buffer(sizeof(int), codec);
-  check(cudaMemcpyAsync(d_table.as<uint8_t>(), table.data(), d_table.size(), cudaMemcpyHostToDevice, st), codec,
-        "table copy");
+  check(copy(st, d_table.as<uint8_t>(), table.data(), d_table.size(), cuda::Landed::Later), codec, "table copy");
   check(cudaMemsetAsync(d_err.as<uint8_t>(), 0, sizeof(int), st), codec, "cudaMemset");
   const auto* sb = reinterpret_cast<const uint32_t*>(d_stream + kExponentHeaderBytes);
   kernels.begin();
@@ -201,8 +203,7 @@ void exponent_decode(const uint8_t* d_stream, const ExpInfo& h, uint8_t* d_out, 
   launched(codec, "decode launch");
   kernels.end();
   int err = 0;
-  check(cudaMemcpyAsync(&err, d_err.as<uint8_t>(), sizeof err, cudaMemcpyDeviceToHost, st), codec, "error copy");
-  check(cudaStreamSynchronize(st), codec, "decode");
+  check(copy(st, &err, d_err.as<uint8_t>(), sizeof err, cuda::Landed::OnReturn), codec, "error copy");
   static const char* const what[] = {"", "a bitstream ends inside a code", "a bitstream holds a prefix no code has",
                                      "a bitstream has bytes after its last code", "a bitstream's padding bits are not 0"};
   if (err) throw CodecError("exponent (gpu): corrupt stream: " + std::string(what[err > 0 && err < 5 ? err : 1]));
@@ -273,7 +274,7 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
   put(header.data() + 8, static_cast<uint64_t>(count));
   put(header.data() + 16, q.block);
   const size_t header_bytes = blocked(q.kind) ? kQuantHeaderBytes + 4 : kQuantHeaderBytes;
-  check(cudaMemcpyAsync(d_out, header.data(), header_bytes, cudaMemcpyHostToDevice, st), codec, "header copy");
+  check(copy(st, d_out, header.data(), header_bytes, cuda::Landed::Later), codec, "header copy");
   const int kind = static_cast<int>(q.kind), dt = static_cast<int>(dtype);
   if (blocked(q.kind)) {
     kernels.begin();
@@ -344,10 +345,7 @@ RoundTrip round_trip(const CodecConfig& config, TensorView in) {
   const auto d_stream = device_buffer(max_bytes, config.name);
   const auto d_out = device_buffer(in.bytes(), config.name);
   cuda::Stream queue;  // non-blocking: the input goes on it, not on the legacy stream it does not wait for
-  if (in.bytes())
-    check(cudaMemcpyAsync(d_in.as<uint8_t>(), in.data, in.bytes(), cudaMemcpyHostToDevice, queue.get()), config.name,
-          "input copy");
-  check(cudaStreamSynchronize(queue.get()), config.name, "input copy");
+  check(copy(queue.get(), d_in.as<uint8_t>(), in.data, in.bytes(), cuda::Landed::OnReturn), config.name, "input copy");
   const auto* x = d_in.as<const uint8_t>();
   RoundTrip rt;
   // compress_ms and decompress_ms are the kernels' event windows; the rest of each call (allocation, the
@@ -375,12 +373,10 @@ RoundTrip round_trip(const CodecConfig& config, TensorView in) {
   rt.decompress_host_ms = std::max(0.0, decompress_wall - rt.decompress_ms);
   rt.stream.resize(size);
   rt.decoded.resize(in.bytes());
-  if (size)
-    check(cudaMemcpy(rt.stream.data(), d_stream.as<uint8_t>(), size, cudaMemcpyDeviceToHost), config.name,
-          "stream copy");
-  if (in.bytes())
-    check(cudaMemcpy(rt.decoded.data(), d_out.as<uint8_t>(), in.bytes(), cudaMemcpyDeviceToHost), config.name,
-          "output copy");
+  check(copy(queue.get(), rt.stream.data(), d_stream.as<uint8_t>(), size, cuda::Landed::OnReturn), config.name,
+        "stream copy");
+  check(copy(queue.get(), rt.decoded.data(), d_out.as<uint8_t>(), in.bytes(), cuda::Landed::OnReturn), config.name,
+        "output copy");
   return rt;
 }
 
@@ -398,8 +394,8 @@ std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t
   const auto d_stream = device_buffer(stream.size(), config.name);
   const auto d_out = device_buffer(out_bytes, config.name);
   cuda::Stream queue;
-  check(cudaMemcpyAsync(d_stream.as<uint8_t>(), stream.data(), stream.size(), cudaMemcpyHostToDevice, queue.get()),
-        config.name, "stream copy");
+  check(copy(queue.get(), d_stream.as<uint8_t>(), stream.data(), stream.size(), cuda::Landed::Later), config.name,
+        "stream copy");
   cuda::EventTimer kernels(queue.get(), "compress gpu");  // untimed here: a cross-check
   if (exponent)
     exponent_decode(d_stream.as<uint8_t>(), h, d_out.as<uint8_t>(), queue.get(), kernels);
@@ -407,8 +403,8 @@ std::vector<uint8_t> decode(const CodecConfig& config, const std::vector<uint8_t
     quant_decode(q, d_stream.as<uint8_t>(), count, dtype, d_out.as<uint8_t>(), queue.get(), kernels);
   check(cudaStreamSynchronize(queue.get()), config.name, "decode");
   std::vector<uint8_t> out(out_bytes);
-  if (out_bytes)
-    check(cudaMemcpy(out.data(), d_out.as<uint8_t>(), out_bytes, cudaMemcpyDeviceToHost), config.name, "output copy");
+  check(copy(queue.get(), out.data(), d_out.as<uint8_t>(), out_bytes, cuda::Landed::OnReturn), config.name,
+        "output copy");
   return out;
 }
 

@@ -41,6 +41,7 @@
 
 #include "backends/cuda/blas.hpp"
 #include "backends/cuda/check.hpp"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/stream.hpp"
 #include "workloads/moe_offload/cuda/kernels.hpp"
@@ -204,9 +205,9 @@ class CudaExecutor final : public Executor {
     SlotArray resident(L * E, stride_, false);
     for (int64_t l = 0; l < L; ++l)
       for (int64_t e = 0; e < E; ++e)
-        check(cudaMemcpyAsync(resident.slot(l * E + e), store_.expert(l, e), static_cast<size_t>(m_.expert_bytes()),
-                              cudaMemcpyHostToDevice, compute_.get()),
-              "cudaMemcpyAsync (resident experts)");
+        check(cuda::copy_on(compute_.get(), resident.slot(l * E + e), store_.expert(l, e),
+                            static_cast<size_t>(m_.expert_bytes()), cuda::Landed::Later, kContext),
+              "copy (resident experts)");
     check(cudaStreamSynchronize(compute_.get()), "cudaStreamSynchronize (resident experts)");
     return run(t, s, lists, all, entry, in, resident);
   }
@@ -225,8 +226,8 @@ class CudaExecutor final : public Executor {
 
   template <typename T>
   void upload(T* dst, const std::vector<T>& src) {
-    check(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, compute_.get()),
-          "cudaMemcpyAsync (replay inputs)");
+    check(cuda::copy_on(compute_.get(), dst, src.data(), src.size() * sizeof(T), cuda::Landed::Later, kContext),
+          "copy (replay inputs)");
   }
 
   /// Device pointers of one replay's inputs and work buffers.
@@ -290,8 +291,8 @@ class CudaExecutor final : public Executor {
               check(cudaStreamWaitEvent(ps, slots.freed[slot].get(), 0), "cudaStreamWaitEvent (slot)");
             if (copying) copy_time_.mark(kIdle);
             else copy_time_.start(ps, 0), copying = true;
-            check(cudaMemcpyAsync(w, store_.expert(ev.layer, ev.expert), bytes, cudaMemcpyHostToDevice, ps),
-                  "cudaMemcpyAsync (expert)");
+            check(cuda::copy_on(ps, w, store_.expert(ev.layer, ev.expert), bytes, cuda::Landed::Later, kContext),
+                  "copy (expert)");
             copy_time_.mark(kCopy);
             check(cudaEventRecord(slots.ready[slot].get(), ps), "cudaEventRecord (copy)");
             slots.copied[slot] = 1;
@@ -322,9 +323,9 @@ class CudaExecutor final : public Executor {
     r.copy_s = copying ? copy_time_.sum(kCopy) : 0.0;
     r.batch_s = compute_time_.batch_sums();
     r.hidden.resize(static_cast<size_t>(P * h));
-    check(cudaMemcpyAsync(r.hidden.data(), in.hidden, r.hidden.size() * sizeof(float), cudaMemcpyDeviceToHost, cs),
-          "cudaMemcpyAsync (hidden states)");
-    check(cudaStreamSynchronize(cs), "cudaStreamSynchronize (hidden states)");
+    check(cuda::copy_on(cs, r.hidden.data(), in.hidden, r.hidden.size() * sizeof(float), cuda::Landed::OnReturn,
+                        kContext),
+          "copy (hidden states)");
     return r;
   }
 

@@ -37,6 +37,7 @@
 #include <thread>
 
 #include "backends/cuda/blas.hpp"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/cublas_api.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/pinned_buffer.hpp"
@@ -175,9 +176,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     record(2);
     optimizer();
     record(3);
-    check_cuda(cudaMemcpyAsync(h_ydot_.data(), ydot_, sizeof(float) * static_cast<size_t>(T_), cudaMemcpyDeviceToHost,
-                               stream_.get()),
-               "objective copy");
+    copy(h_ydot_.data(), ydot_, static_cast<int64_t>(sizeof(float)) * T_);
     sync("step");
     const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     have_grads_ = true;
@@ -581,7 +580,8 @@ class CudaMoeLayer final : public GpuMoeLayer {
   // An asynchronous copy on the layer's stream between device and pinned host memory, either way.
   void copy(void* to, const void* from, int64_t bytes) {
     if (bytes > 0)
-      check_cuda(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDefault, stream_.get()), "copy");
+      check_cuda(cuda::copy_on(stream_.get(), to, from, static_cast<size_t>(bytes), cuda::Landed::Later, "gpu layer"),
+                 "copy");
   }
   // Synchronous copies from or to pageable memory (through the layer's stream, so they order with its work).
   void upload(void* dev, const void* host, size_t bytes) {

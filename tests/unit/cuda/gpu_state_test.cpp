@@ -17,14 +17,14 @@ using Names = std::vector<std::string>;
 
 constexpr uint64_t kIdle = 0x1, kAppClocks = 0x2, kSwPowerCap = 0x4, kSwThermal = 0x20, kDisplay = 0x100;
 
-GpuState gpu(uint64_t mask, unsigned sm_mhz, unsigned default_sm_mhz = 1980) {
+GpuState gpu(uint64_t mask, unsigned sm_mhz, unsigned max_sm_mhz = 1980) {
   GpuState s;
   s.uuid = "GPU-00000000-0000-0000-0000-000000000001";
   s.pci_bus_id = "00000000:19:00.0";
   s.name = "NVIDIA H200";
   s.clock_event_mask = mask;
   s.sm_clock_mhz = sm_mhz;
-  s.default_sm_clock_mhz = default_sm_mhz;
+  s.max_sm_clock_mhz = max_sm_mhz;
   return s;
 }
 
@@ -66,9 +66,9 @@ TEST(GpuState, ASmClockBelow75PercentOfDefaultIsThrottled) {
   // Not judged without the reasons (idle unknown) or without a default clock.
   GpuState no_mask = gpu(0, 300, 1000);
   no_mask.clock_event_mask.reset();
-  GpuState no_default = gpu(0, 300, 1000);
-  no_default.default_sm_clock_mhz.reset();
-  EXPECT_EQ(throttle_reasons({no_mask}, {no_default}), Names{});
+  GpuState no_max = gpu(0, 300, 1000);
+  no_max.max_sm_clock_mhz.reset();
+  EXPECT_EQ(throttle_reasons({no_mask}, {no_max}), Names{});
 }
 
 TEST(GpuState, NoGpuGivesAnEmptyRecord) {
@@ -81,7 +81,7 @@ TEST(GpuState, NoGpuGivesAnEmptyRecord) {
 TEST(GpuState, RecordKeepsBothSnapshotsWithUnitsAndOmitsUnreadFields) {
   GpuState s = gpu(kIdle | kSwPowerCap, 1755);
   s.mem_clock_mhz = 3201;
-  s.default_mem_clock_mhz = 3201;
+  s.max_mem_clock_mhz = 3201;
   s.power_limit_w = 700;
   s.persistence_mode = true;
   s.ecc_enabled = true;
@@ -91,7 +91,7 @@ TEST(GpuState, RecordKeepsBothSnapshotsWithUnitsAndOmitsUnreadFields) {
   EXPECT_EQ(before["uuid"], s.uuid);
   EXPECT_EQ(before["pci_bus_id"], "00000000:19:00.0");
   EXPECT_EQ(before["sm_clock_mhz"], 1755);
-  EXPECT_EQ(before["default_sm_clock_mhz"], 1980);
+  EXPECT_EQ(before["max_sm_clock_mhz"], 1980);
   EXPECT_EQ(before["mem_clock_mhz"], 3201);
   EXPECT_EQ(before["clock_event_mask"], 5);
   EXPECT_EQ(before["clock_event_reasons"], nlohmann::json::array({"gpu_idle", "sw_power_cap"}));

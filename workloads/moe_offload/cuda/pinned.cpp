@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "backends/cuda/check.hpp"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/stream.hpp"
 #endif
@@ -67,8 +68,8 @@ double cuda_pinned_h2d_gbps(size_t bytes) {
   cuda::Stream stream;
   cuda::Event start, stop;
   auto copy = [&] {
-    cuda::check_cuda(cudaMemcpyAsync(device.data(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get()),
-                     "cudaMemcpyAsync (bandwidth)", kPinnedContext);
+    cuda::check_cuda(cuda::copy_on(stream.get(), device.data(), host.get(), bytes, cuda::Landed::Later, kPinnedContext),
+                     "copy (bandwidth)", kPinnedContext);
   };
   copy();  // warm-up: first-touch mappings and the copy engine
   cuda::check_cuda(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize (bandwidth)", kPinnedContext);

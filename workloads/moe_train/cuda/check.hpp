@@ -2,6 +2,7 @@
 // Error checks of the MoE layer's CUDA host code: backends/cuda/check.hpp's, throwing
 // std::runtime_error("moe_train gpu: WHAT: REASON"). Include only where MLSB_HAVE_CUDA is defined.
 #include "backends/cuda/check.hpp"
+#include "backends/cuda/copy.hpp"
 
 namespace mlsb::moe_train::gpu {
 

@@ -13,7 +13,7 @@ unsigned char* DeviceRows::stage(int which, size_t bytes) {
 }
 
 void DeviceRows::copy(void* to, const void* from, size_t bytes) {
-  if (bytes) check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_), "staging copy");
+  check_cuda(cuda::copy_on(stream_, to, from, bytes, cuda::Landed::Later, "staging"), "staging copy");
 }
 
 size_t DeviceRows::bytes() const {

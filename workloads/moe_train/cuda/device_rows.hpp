@@ -11,7 +11,7 @@
 
 namespace mlsb::moe_train::gpu {
 
-/// Four grown device buffers; copy() queues cudaMemcpyAsync (device to device) on `stream`, so the
+/// Four grown device buffers; copy() queues a device-to-device copy (cuda::copy_on) on `stream`, so the
 /// layer's work on that stream is ordered after it, and ready() synchronises the stream. Throws
 /// std::runtime_error("moe_train gpu: ...") naming the failed CUDA call.
 class DeviceRows final : public RowMemory {
