@@ -77,13 +77,23 @@ class NcclCommunicator final : public Communicator {
     cuda("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     cuda("cudaMalloc", cudaMalloc(&scratch_, 16));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;  // every call returns at once; completion is polled under the deadline
-    const ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, b.id, rank_, &config);
+    config.blocking = 0;  // the init and the split return at once; their completion is polled under the deadline
+    const ncclResult_t r = ncclCommInitRankConfig(&setup_, size_, b.id, rank_, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
-      comm_ = nullptr;
+      setup_ = nullptr;
       throw CommError(std::string("nccl init: ") + ncclGetErrorString(r));
     }
     wait("init", ncclInProgress, Until::Launched);
+    // The collectives run on a blocking child of the same ranks: a non-blocking communicator launches every
+    // group on a thread it creates for that group (NCCL's group.cc), a cost each short all-to-all would pay
+    // inside exposed_comm_ms. A blocking launch returns once the kernels are queued; their completion is
+    // still polled under the deadline, and abort() still stops them.
+    ncclConfig_t work = NCCL_CONFIG_INITIALIZER;
+    work.blocking = 1;
+    ncclComm_t child = nullptr;
+    wait("split", ncclCommSplit(setup_, 0, rank_, &child, &work), Until::Launched);
+    comm_ = __atomic_load_n(&child, __ATOMIC_ACQUIRE);  // NCCL's split thread stores it when the split is done
+    if (!comm_) fail("split", "the split gave no communicator", false);
   }
 
   std::string name() const override { return "nccl"; }
@@ -303,7 +313,8 @@ class NcclCommunicator final : public Communicator {
   bool poll(const char* what, cudaEvent_t event, Until until = Until::Event) {
     if (!broken_.empty()) throw CommError("nccl " + std::string(what) + ": communicator unusable (" + broken_ + ")");
     ncclResult_t state = ncclSuccess;
-    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) fail(what, "ncclCommGetAsyncError failed", false);
+    if (ncclCommGetAsyncError(comm_ ? comm_ : setup_, &state) != ncclSuccess)
+      fail(what, "ncclCommGetAsyncError failed", false);
     if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclGetErrorString(state), false);
     if (state != ncclSuccess) return false;
     if (until == Until::Launched) return true;
@@ -341,14 +352,15 @@ class NcclCommunicator final : public Communicator {
     throw CommError(msg);
   }
 
-  /// Marks the communicator unusable and aborts the NCCL communicator: that stops kernels waiting for peers,
+  /// Marks the communicator unusable and aborts the NCCL communicators: that stops kernels waiting for peers,
   /// so the stream drains.
   void abort(const std::string& why) {
     broken_ = why;
-    if (comm_) {
-      ncclCommAbort(comm_);
-      comm_ = nullptr;
-    }
+    for (ncclComm_t* c : {&comm_, &setup_})
+      if (*c) {
+        ncclCommAbort(*c);
+        *c = nullptr;
+      }
   }
 
   /// A request dropped before it completed: waits up to the settle time for its event, never throws; if it is
@@ -364,16 +376,20 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  /// Finalises (a healthy communicator, within 10 s) or aborts the NCCL communicator; frees the rest.
+  /// Aborts the blocking child (its finalize would block, and could wait for a rank that has gone; every call
+  /// has drained its stream by then), finalises the setup communicator (healthy: within 10 s) or aborts it, and
+  /// frees the rest.
   void release() {
     cudaSetDevice(device_);
-    if (comm_) {
-      const ncclResult_t f = broken_.empty() ? ncclCommFinalize(comm_) : ncclInternalError;
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+    if (setup_) {
+      const ncclResult_t f = broken_.empty() ? ncclCommFinalize(setup_) : ncclInternalError;
       if ((f == ncclSuccess || f == ncclInProgress) && settle(10.0))
-        ncclCommDestroy(comm_);
+        ncclCommDestroy(setup_);
       else
-        ncclCommAbort(comm_);
-      comm_ = nullptr;
+        ncclCommAbort(setup_);
+      setup_ = nullptr;
     }
     if (scratch_) cudaFree(scratch_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -386,7 +402,7 @@ class NcclCommunicator final : public Communicator {
     const auto start = Clock::now();
     for (;;) {
       ncclResult_t state = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return false;
+      if (ncclCommGetAsyncError(setup_, &state) != ncclSuccess) return false;
       if (state == ncclSuccess) return true;
       if (state != ncclInProgress) return false;
       if (std::chrono::duration<double>(Clock::now() - start).count() > seconds) return false;
@@ -396,7 +412,8 @@ class NcclCommunicator final : public Communicator {
 
   std::unique_ptr<Communicator> boot_;  // a duplicate of the bootstrap it was made from: host values travel over it
   int rank_ = 0, size_ = 1, device_ = 0;
-  ncclComm_t comm_ = nullptr;
+  ncclComm_t setup_ = nullptr;  // non-blocking: the init, the split and the final teardown, under deadlines
+  ncclComm_t comm_ = nullptr;   // the blocking child every collective runs on
   cudaStream_t stream_ = nullptr;
   void* scratch_ = nullptr;
   std::string broken_;

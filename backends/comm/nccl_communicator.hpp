@@ -11,8 +11,12 @@ namespace mlsb::comm {
 /// Rank r uses GPU (OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID, else r) modulo the visible device
 /// count and its own non-blocking CUDA stream (the communication stream); the ncclUniqueId is broadcast
 /// over a duplicate of the bootstrap that the communicator keeps as its host_side() (expect_same, counts,
-/// times). Initialisation and every collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError)
-/// under the timeout; ialltoallv returns once its ncclSend/ncclRecv are enqueued, and its request polls an
+/// times). Initialisation runs on a non-blocking NCCL communicator, and the collectives on a blocking child
+/// split from it (ncclCommSplit): a non-blocking communicator would create and join a thread for every call.
+/// Initialisation, the split and every collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError)
+/// under the timeout; a blocking launch returns once its kernels are queued, except that the first exchange
+/// between two ranks connects them inside the launch (NCCL's runtime connection), which no deadline guards.
+/// ialltoallv returns once its ncclSend/ncclRecv are enqueued, and its request polls an
 /// event recorded after them. A timeout or a cancellation aborts the NCCL communicator (ncclCommAbort) and
 /// throws CommTimeout / CommError, after which the communicator refuses further calls; so does a request
 /// dropped in flight that its peers do not complete within the settle time. One rank on one GPU works (the
