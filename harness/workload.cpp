@@ -89,6 +89,12 @@ void State::warn(std::string message) {
 
 void State::skip(std::string reason) const { throw SkipCase(std::move(reason)); }
 void State::fail(std::string reason) const { throw FailCase(std::move(reason)); }
+void State::skip_unless_every_rank(const std::string& failure) const {
+  int32_t failed = failure.empty() ? 0 : 1;
+  if (comm().size() > 1) comm().allreduce(&failed, &failed, 1, comm::ElemType::I32, comm::ReduceOp::Max);
+  if (!failure.empty()) skip(failure);
+  if (failed) throw StoppedByPeer{};
+}
 
 void State::begin_sample(int index, bool warmup) {
   sample_index_ = index;

@@ -88,6 +88,9 @@ struct WorkloadInfo {
 struct SkipCase : std::runtime_error { using std::runtime_error::runtime_error; };
 /// Thrown by State::fail: verification failed; recorded as failed, its numbers are not trusted.
 struct FailCase : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Thrown by State::skip_unless_every_rank on a rank whose case another rank stopped: this rank stops at the
+/// same point, and the case is recorded with the stopping rank's reason.
+struct StoppedByPeer {};
 
 /// One case = one point of the cartesian product of axes. Owned by the runner, handed to the workload.
 class State {
@@ -132,6 +135,12 @@ class State {
 
   [[noreturn]] void skip(std::string reason) const;
   [[noreturn]] void fail(std::string reason) const;
+  /// For setup that can fail on some ranks before a collective (a GPU that cannot hold the case, say): a
+  /// collective over comm() that every rank calls with its own failure ("" when it succeeded). Returns when no
+  /// rank failed; otherwise skips the case with `failure` on a rank that failed and throws StoppedByPeer on
+  /// the others, so that none waits in the next collective for a rank that has left (the case is recorded as
+  /// skipped, "rank R: FAILURE").
+  void skip_unless_every_rank(const std::string& failure) const;
 
   /// True once the runner wants the case to stop (its timeout passed, or the user pressed Ctrl-C).
   /// Long samples should check it between units of work and return early.

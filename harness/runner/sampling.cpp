@@ -17,8 +17,9 @@ namespace runner {
 namespace {
 
 struct Cancelled {};
-// Another rank stopped the case (it failed or skipped); this rank stops at the same point.
-struct PeerStopped {};
+// The runner's vote stopped the case on this rank: another rank failed or skipped (agree() got kAbort, so this
+// rank has voted already).
+struct PeerStopped : StoppedByPeer {};
 
 // What the ranks agree on after every step of a case (allreduce max over the case's control comm).
 constexpr int32_t kGo = 0, kStop = 1, kAbort = 2;
@@ -167,7 +168,7 @@ void CaseExecution::run_steps() {
     throw;
   } catch (const PeerStopped&) {
     throw;
-  } catch (...) {
+  } catch (...) {  // the workload's own failure, or its StoppedByPeer (State::skip_unless_every_rank)
     own_error_first = !cancel;
     if (syncing_ && !cancel) {
       try {
@@ -185,7 +186,7 @@ void CaseExecution::run() {
     run_steps();
   } catch (const Cancelled&) {
     status = CaseStatus::Interrupted;
-  } catch (const PeerStopped&) {
+  } catch (const StoppedByPeer&) {
     status = CaseStatus::Failed;
     peer_stopped = true;
     reason = "stopped because another rank failed";

@@ -1,7 +1,8 @@
 // runner_check DB [normal|die]: run_plan on the ranks of mpirun with workloads that misbehave on one
 // rank; rank 0 writes DB, which tests/integration/mpi inspects.
 //   normal  cases: ok (rank-dependent noise), fail on rank 2, skip on rank 1, hang on rank 1 (timeout),
-//           ok again, and a cuda request for a cpu-only workload (skipped)
+//           ok again, a setup that fails on rank 3 before a collective (skipped on every rank at once), and a
+//           cuda request for a cpu-only workload (skipped)
 //   die     cases: ok, then rank 1 exits in its first sample (mpirun ends the job; rank 0 gets SIGTERM)
 // Exit status: rank 0's (0 when the run's status is as expected for the plan: failed for normal).
 #include <unistd.h>
@@ -27,7 +28,8 @@ void on_signal(int) { g_interrupt = true; }
 
 // mpi_probe: each sample sums the ranks over State::comm() and records a value whose noise depends on
 // the rank (rank 0 quiet, others noisy), so only a shared stopping decision keeps the ranks together.
-// `act` makes one rank (`on`) misbehave: fail (in sample 1), skip (setup), hang (sleeps 8 s ignoring
+// `act` makes one rank (`on`) misbehave: fail (in sample 1), skip (setup), leave (its setup fails before a
+// collective the others then enter: State::skip_unless_every_rank stops them), hang (sleeps 8 s ignoring
 // cancellation), die (_exit(3)).
 class MpiProbe : public Workload {
  public:
@@ -35,7 +37,7 @@ class MpiProbe : public Workload {
     WorkloadInfo i;
     i.name = "mpi_probe";
     i.description = "runner test under MPI";
-    i.axes = {{"act", AxisType::String, {std::string("none")}, "misbehaviour", {"none", "fail", "skip", "hang", "die"}},
+    i.axes = {{"act", AxisType::String, {std::string("none")}, "misbehaviour", {"none", "fail", "skip", "leave", "hang", "die"}},
               {"on", AxisType::Int, {int64_t{1}}, "rank that misbehaves", {}, 0, 64}};
     i.metrics = {{"value", "ms", Better::Lower, "a value"}};
     i.primary_metric = "value";
@@ -49,6 +51,11 @@ class MpiProbe : public Workload {
   }
   void setup(State& s) override {
     if (mine(s) && s.get_string("act") == "skip") s.skip("no widget on this rank");
+    if (s.get_string("act") == "leave") {
+      s.skip_unless_every_rank(mine(s) ? "no device memory on this rank" : "");
+      int64_t ready = 1;  // what a rank's setup may need from the others (a layout, a GPU count)
+      s.comm().allreduce(&ready, &ready, 1, comm::ElemType::I64, comm::ReduceOp::Sum);
+    }
   }
   void sample(State& s) override {
     const std::string act = s.get_string("act");
@@ -104,7 +111,7 @@ int main(int argc, char** argv) {
     plan.cases = {probe_case("none", 1), probe_case("die", 1), probe_case("none", 1)};
   } else {
     plan.cases = {probe_case("none", 1), probe_case("fail", 2), probe_case("skip", 1),
-                  probe_case("hang", 1), probe_case("none", 1)};
+                  probe_case("hang", 1), probe_case("none", 1), probe_case("leave", 3)};
   }
   RunComms comms = RunComms::create("mpi");
   for (int sig : {SIGINT, SIGTERM}) std::signal(sig, on_signal);

@@ -137,9 +137,7 @@ class LayerBench final : public Workload {
       }
       // Every rank learns whether all have their GPU layer before a collective that needs one: one rank's
       // failure skips the case on every rank instead of leaving the others waiting for it.
-      if (ranks > 1 && sum_over_ranks(failed.empty() ? 0 : 1) > 0 && failed.empty())
-        failed = "another rank could not set up its GPU layer (see its output)";
-      if (!failed.empty()) state.skip("backend cuda: " + failed);
+      state.skip_unless_every_rank(failed.empty() ? "" : "backend cuda: " + failed);
       const auto names = cuda::device_names();
       const size_t device = static_cast<size_t>(gpu_->device());
       const std::string name = device < names.size() ? names[device] : "?";

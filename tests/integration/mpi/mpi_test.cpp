@@ -84,15 +84,15 @@ TEST(MpiRunner, RanksAgreeOnEachCaseAndOnlyRankZeroWrites) {
   test::TempDir dir;
   const auto t = run_timed(mpirun(4) + shell_quote(mpi_program("runner_check")) + " " + shell_quote(dir / "r.db") + " normal");
   ASSERT_EQ(t.r.exit_code, 0) << t.r.out << t.r.err;
-  EXPECT_EQ(count(t.r.out, "run failed (2 ok, 1 failed, 1 timed out, 1 skipped); cuda run ok (1 skipped)"), 4)
+  EXPECT_EQ(count(t.r.out, "run failed (2 ok, 1 failed, 1 timed out, 2 skipped); cuda run ok (1 skipped)"), 4)
       << "every rank must see the same outcome\n" << t.r.out;
-  EXPECT_EQ(count(t.r.err, "[1/5]"), 1) << "progress comes from rank 0 alone\n" << t.r.err;
+  EXPECT_EQ(count(t.r.err, "[1/6]"), 1) << "progress comes from rank 0 alone\n" << t.r.err;
   reports::Store store(dir / "r.db", /*read_only=*/true);
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 2u) << "rank 0 alone writes the store";
   const auto run = store.load_run(store.resolve_run("1").value());
   EXPECT_EQ(run.run.status, reports::RunStatus::Failed);
-  ASSERT_EQ(run.cases.size(), 5u);
+  ASSERT_EQ(run.cases.size(), 6u);
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.comm, "mpi");
     EXPECT_EQ(c.ranks, 4);
@@ -109,6 +109,11 @@ TEST(MpiRunner, RanksAgreeOnEachCaseAndOnlyRankZeroWrites) {
   EXPECT_THAT(run.cases[3].reason, HasSubstr("rank 1: timed out"));
   EXPECT_THAT(run.cases[3].reason, HasSubstr("abandoned"));
   EXPECT_EQ(run.cases[4].status, reports::CaseStatus::Ok) << "a case after a hung one runs normally: " << run.cases[4].reason;
+  // A setup that fails on rank 3 alone before a collective: every rank stops at once (not after the 20 s
+  // timeout of the collective that rank 3 never joins), with rank 3's reason.
+  EXPECT_EQ(run.cases[5].status, reports::CaseStatus::Skipped);
+  EXPECT_EQ(run.cases[5].reason, "rank 3: no device memory on this rank");
+  EXPECT_LT(run.cases[5].finished_at - run.cases[5].started_at, 5);
   const auto cuda = store.load_run(store.resolve_run("2").value());
   ASSERT_EQ(cuda.cases.size(), 1u);
   EXPECT_EQ(cuda.cases[0].status, reports::CaseStatus::Skipped);
