@@ -91,7 +91,9 @@ void State::skip(std::string reason) const { throw SkipCase(std::move(reason)); 
 void State::fail(std::string reason) const { throw FailCase(std::move(reason)); }
 void State::skip_unless_every_rank(const std::string& failure) const {
   int32_t failed = failure.empty() ? 0 : 1;
-  if (comm().size() > 1) comm().allreduce(&failed, &failed, 1, comm::ElemType::I32, comm::ReduceOp::Max);
+  // A host value: over the host side (an NCCL communicator's collectives take device buffers).
+  comm::Communicator& host = comm().host_side();
+  if (host.size() > 1) host.allreduce(&failed, &failed, 1, comm::ElemType::I32, comm::ReduceOp::Max);
   if (!failure.empty()) skip(failure);
   if (failed) throw StoppedByPeer{};
 }

@@ -69,13 +69,16 @@ class NcclCommunicator final : public Communicator {
   ~NcclCommunicator() override { release(); }
 
   void init() {
+    // The collectives' connections are made inside the init (polled under the deadline), not by the first
+    // blocking launch of each algorithm, which no deadline guards; a value the user set stands.
+    setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
     cuda("cudaSetDevice", cudaSetDevice(device_));
     Bootstrap b;
     if (rank_ == 0) b.ok = ncclGetUniqueId(&b.id) == ncclSuccess;
     boot_->broadcast(&b, sizeof b, ElemType::U8, 0);
     if (!b.ok) throw CommError("nccl: rank 0 could not create an ncclUniqueId");
     cuda("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    cuda("cudaMalloc", cudaMalloc(&scratch_, 16));
+    cuda("cudaMalloc", cudaMalloc(&scratch_, 2 * static_cast<size_t>(size_) + 16));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // the init and the split return at once; their completion is polled under the deadline
     const ncclResult_t r = ncclCommInitRankConfig(&setup_, size_, b.id, rank_, &config);
@@ -91,9 +94,20 @@ class NcclCommunicator final : public Communicator {
     ncclConfig_t work = NCCL_CONFIG_INITIALIZER;
     work.blocking = 1;
     ncclComm_t child = nullptr;
-    wait("split", ncclCommSplit(setup_, 0, rank_, &child, &work), Until::Launched);
+    try {
+      wait("split", ncclCommSplit(setup_, 0, rank_, &child, &work), Until::Launched);
+    } catch (const CommError&) {
+      // wait() aborted the parent, which joins the split's thread; a child it made (failed or not) is ours.
+      if (ncclComm_t c = __atomic_load_n(&child, __ATOMIC_ACQUIRE)) ncclCommAbort(c);
+      throw;
+    }
     comm_ = __atomic_load_n(&child, __ATOMIC_ACQUIRE);  // NCCL's split thread stores it when the split is done
     if (!comm_) fail("split", "the split gave no communicator", false);
+    // A blocking launch connects two ranks the first time they exchange (NCCL's runtime connection), with no
+    // deadline: connect every pair now, while every rank is known to be here, with one byte each way.
+    std::vector<size_t> one(static_cast<size_t>(size_), 1);
+    one[static_cast<size_t>(rank_)] = 0;
+    alltoallv(scratch_, one, static_cast<uint8_t*>(scratch_) + size_, one);
   }
 
   std::string name() const override { return "nccl"; }
@@ -376,12 +390,12 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  /// Aborts the blocking child (its finalize would block, and could wait for a rank that has gone; every call
-  /// has drained its stream by then), finalises the setup communicator (healthy: within 10 s) or aborts it, and
-  /// frees the rest.
+  /// Destroys the blocking child (healthy: every call has drained its stream, and NCCL 2.28's destroy is local to
+  /// the rank) or aborts it, finalises the setup communicator (healthy: within 10 s) or aborts it, and frees the
+  /// rest.
   void release() {
     cudaSetDevice(device_);
-    if (comm_) ncclCommAbort(comm_);
+    if (comm_) broken_.empty() ? ncclCommDestroy(comm_) : ncclCommAbort(comm_);
     comm_ = nullptr;
     if (setup_) {
       const ncclResult_t f = broken_.empty() ? ncclCommFinalize(setup_) : ncclInternalError;

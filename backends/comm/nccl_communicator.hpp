@@ -14,8 +14,9 @@ namespace mlsb::comm {
 /// times). Initialisation runs on a non-blocking NCCL communicator, and the collectives on a blocking child
 /// split from it (ncclCommSplit): a non-blocking communicator would create and join a thread for every call.
 /// Initialisation, the split and every collective complete by polling (cudaStreamQuery, ncclCommGetAsyncError)
-/// under the timeout; a blocking launch returns once its kernels are queued, except that the first exchange
-/// between two ranks connects them inside the launch (NCCL's runtime connection), which no deadline guards.
+/// under the timeout; a blocking launch returns once its kernels are queued. So that no launch has to connect
+/// ranks (which no deadline would guard), the init connects the collectives (NCCL_RUNTIME_CONNECT=0 is set
+/// for the process unless the user set it) and a one-byte exchange after the split connects every pair.
 /// ialltoallv returns once its ncclSend/ncclRecv are enqueued, and its request polls an
 /// event recorded after them. A timeout or a cancellation aborts the NCCL communicator (ncclCommAbort) and
 /// throws CommTimeout / CommError, after which the communicator refuses further calls; so does a request

@@ -274,7 +274,8 @@ size_t quant_encode(const QuantInfo& q, const uint8_t* d_in, int64_t count, DTyp
   put(header.data() + 8, static_cast<uint64_t>(count));
   put(header.data() + 16, q.block);
   const size_t header_bytes = blocked(q.kind) ? kQuantHeaderBytes + 4 : kQuantHeaderBytes;
-  check(copy(st, d_out, header.data(), header_bytes, cuda::Landed::Later), codec, "header copy");
+  // Landed on return: the header lives on this frame, and the blocked path syncs nothing before it returns.
+  check(copy(st, d_out, header.data(), header_bytes, cuda::Landed::OnReturn), codec, "header copy");
   const int kind = static_cast<int>(q.kind), dt = static_cast<int>(dtype);
   if (blocked(q.kind)) {
     kernels.begin();
