@@ -144,7 +144,9 @@ std::string no_baseline_note(Store& store, const RunRecord& cand) {
 std::string commit_range(const RunRecord& base, const RunRecord& cand) {
   if (!base.git_sha.empty() && base.git_sha == cand.git_sha)
     return "the same (" + cand.git_sha.substr(0, 10) + "): an unchanged commit is judged too";
-  return base.git_sha.substr(0, 10) + ".." + cand.git_sha.substr(0, 10);
+  if (base.git_sha.empty() && cand.git_sha.empty()) return "unknown (neither run recorded a git sha)";
+  const auto sha = [](const RunRecord& r) { return r.git_sha.empty() ? std::string("?") : r.git_sha.substr(0, 10); };
+  return sha(base) + ".." + sha(cand);
 }
 
 std::vector<std::string> environment_differences(const RunRecord& base, const RunRecord& cand) {

@@ -228,9 +228,21 @@ std::vector<std::string> Comparison::worse_cases() const {
   return out;
 }
 
-bool Comparison::fails_gate() const {
-  return has_regression() || !new_failures().empty() || !lost_primary.empty() || metrics.empty() ||
-         (!cand.partial && !missing_in_candidate().empty());
+bool Comparison::fails_gate() const { return !gate_failures().empty(); }
+
+std::vector<std::string> Comparison::gate_failures() const {
+  std::vector<std::string> out;
+  const auto count = [&](size_t n, const char* one, const char* many, const char* what) {
+    if (n) out.push_back(std::to_string(n) + " " + (n == 1 ? one : many) + " " + what);
+  };
+  size_t worse = 0;
+  for (const auto& m : metrics) worse += m.primary && m.verdict == Verdict::Worse;
+  count(worse, "primary metric", "primary metrics", "worse");
+  count(new_failures().size(), "case", "cases", "ok in the base failed or timed out");
+  count(lost_primary.size(), "case", "cases", "lost its primary metric");
+  if (!cand.partial) count(missing_in_candidate().size(), "case", "cases", "ok in the base missing");
+  if (metrics.empty()) out.push_back("no case compared");
+  return out;
 }
 
 Comparison compare_runs(const RunData& base, const RunData& cand, const CompareOptions& options,

@@ -142,6 +142,9 @@ struct Comparison {
   /// worse primary metric, a case ok in the base that failed or timed out or lost its primary metric, no
   /// case compared, or a case ok in the base missing from a complete (not partial) candidate.
   bool fails_gate() const;
+  /// Why fails_gate() is true, one phrase each ("2 primary metrics worse", "no case compared", ...); empty when
+  /// it is false.
+  std::vector<std::string> gate_failures() const;
 };
 
 /// The key that pairs cases across runs: workload, params, communicator and rank count (cases on another

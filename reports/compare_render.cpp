@@ -4,9 +4,12 @@
 #include <stdexcept>
 
 #include "util/json_parse.hpp"
+#include "util/text.hpp"
+#include "reports/baseline.hpp"
 #include "reports/compare.hpp"
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/report_text.hpp"
+#include "reports/run_listing.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -76,10 +79,6 @@ std::vector<std::vector<std::string>> rows(const Comparison& cmp, const std::vec
   return out;
 }
 
-std::vector<std::vector<std::string>> rows(const Comparison& cmp) {
-  return rows(cmp, shown(cmp, /*all=*/true, /*worst_first=*/false));
-}
-
 // The footnote for rows marked "n=1"; "" when every row was tested.
 std::string untested_note(const Comparison& cmp) {
   for (const auto& m : cmp.metrics)
@@ -92,9 +91,6 @@ std::string untested_note(const Comparison& cmp) {
 // A case's status in one run, or `absent` when the case is not in that run.
 std::string status_or(const std::optional<CaseStatus>& s, const char* absent) { return s ? status_name(*s) : absent; }
 
-std::string run_name(const RunRecord& r) {
-  return r.uuid + " (id " + std::to_string(r.id) + (r.suite.empty() ? "" : ", " + r.suite) + ")";
-}
 
 std::string tally(const Comparison& cmp) {
   if (cmp.metrics.empty()) return "no case ok in both runs: nothing was compared";
@@ -117,28 +113,85 @@ std::string settings(const Comparison& cmp) {
          "; * marks the primary metric";
 }
 
+// The header of every rendering: where each run came from, the commit range, what differs in their
+// environments, and the rule.
+std::vector<std::pair<std::string, std::string>> heading(const Comparison& cmp) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"base", run_line(cmp.base)}, {"candidate", run_line(cmp.cand)}, {"commits", commit_range(cmp.base, cmp.cand)}};
+  for (const auto& d : environment_differences(cmp.base, cmp.cand)) out.emplace_back("environment", d);
+  out.emplace_back("rule", settings(cmp));
+  return out;
+}
+
 
 // Terminal columns a cell takes: its UTF-8 code points (the cells hold no wide characters).
 size_t columns(const std::string& s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
 }
 
-std::string comparison_text(const Comparison& cmp) {
-  std::string out = "base:      " + run_name(cmp.base) + "\ncandidate: " + run_name(cmp.cand) + "\n" + settings(cmp) + "\n\n";
-  auto table = rows(cmp);
-  table.insert(table.begin(), header(cmp));
-  std::vector<size_t> width(header(cmp).size(), 0);
-  for (const auto& r : table)
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], columns(r[i]));
-  for (const auto& r : table) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      const bool left = i < 2 || i + 1 == r.size();
-      const std::string pad(width[i] - columns(r[i]), ' ');
-      line += (i ? "  " : "") + (left ? r[i] + pad : pad + r[i]);
+// What a rendering says about the rows it shows: how many of how many, and in which order.
+std::string shown_note(const Comparison& cmp, size_t shown_rows, bool all, bool worst_first) {
+  return std::to_string(shown_rows) + " of " + std::to_string(cmp.metrics.size()) + " rows" +
+         (all ? "" : ": primary metrics that changed") + (worst_first ? ", worst first" : ", in case order") +
+         (all ? "." : " (--all for every row).");
+}
+
+// A row's statistics in words (the line under it in text, its folded details in HTML): the test's 95% CI of
+// the ratio and p, and the history's reference and p.
+std::vector<std::string> row_details(const Comparison& cmp, const MetricComparison& m) {
+  std::vector<std::string> d;
+  const std::string unit = m.unit.empty() ? "" : " " + m.unit;
+  if (m.significance != Significance::None)
+    d.push_back("ratio 95% CI " + fmt_interval(m.ci_lo, m.ci_hi) + ", p " + fmt_num(m.p_value, 3) + " (" +
+                std::to_string(m.base_n) + " vs " + std::to_string(m.cand_n) + " samples)");
+  else
+    d.push_back("n=1: no significance test");
+  if (any_history(cmp) && m.history_n)
+    d.push_back("reference " + fmt_num(m.reference) + unit + " (n=" + std::to_string(m.history_n) + "), hist p " +
+                (std::isfinite(m.history_p) ? fmt_num(m.history_p, 3) : kNoEstimate));
+  return d;
+}
+
+// 100 columns: the case on its own line, under it one line per metric (base, cand, ratio, verdict) and
+// the row's statistics indented beneath.
+std::string comparison_text(const Comparison& cmp, bool all) {
+  constexpr size_t kWidth = 100, kKey = 13;
+  std::string out;
+  for (const auto& [key, value] : heading(cmp))
+    out += key + ":" + std::string(kKey - key.size() - 1, ' ') + word_wrap(value, kWidth, kKey) + "\n";
+  const auto metrics = shown(cmp, all, /*worst_first=*/!all);
+  out += "\n" + shown_note(cmp, metrics.size(), all, !all) + "\n";
+  if (!metrics.empty()) {
+    std::vector<std::vector<std::string>> table = {{"case / metric", "base", "cand", "ratio", "verdict"}};
+    for (const MetricComparison* m : metrics) {
+      const std::string unit = m->unit.empty() ? "" : " " + m->unit;
+      table.push_back({"  " + m->metric + (m->primary ? " *" : ""), fmt_num(m->base_median) + unit,
+                       fmt_num(m->cand_median) + unit, fmt_num(m->ratio),
+                       std::string(to_string(m->verdict)) + (m->significance == Significance::None ? " (n=1)" : "")});
     }
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + "\n";
+    std::vector<size_t> width(table[0].size(), 0);
+    for (const auto& r : table)
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], columns(r[i]));
+    const auto line = [&](const std::vector<std::string>& r) {
+      std::string l;
+      for (size_t i = 0; i < r.size(); ++i) {
+        const bool left = i == 0 || i + 1 == r.size();
+        const std::string pad(width[i] - columns(r[i]), ' ');
+        l += (i ? "  " : "") + (left ? r[i] + pad : pad + r[i]);
+      }
+      l.erase(l.find_last_not_of(' ') + 1);
+      return l + "\n";
+    };
+    out += "\n" + line(table[0]);
+    std::string last_case;
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      if (metrics[i]->name != last_case) out += metrics[i]->name + "\n";
+      last_case = metrics[i]->name;
+      out += line(table[i + 1]);
+      auto details = row_details(cmp, *metrics[i]);
+      if (!metrics[i]->why.empty()) details.push_back(metrics[i]->why);
+      out += "      " + word_wrap(join(details, "; "), kWidth, 6) + "\n";
+    }
   }
   const auto list = [&](const char* title, const std::vector<CaseInRuns>& cases) {
     if (cases.empty()) return;
@@ -154,10 +207,10 @@ std::string comparison_text(const Comparison& cmp) {
   list("Primary metric missing in the candidate", cmp.lost_primary);
   if (const auto power = detection_lines(cmp); !power.empty()) {
     out += "\nWhat the gate can see (a worse step caught with 95% probability):\n";
-    for (const auto& p : power) out += "  " + p + "\n";
+    for (const auto& p : power) out += "  " + p + "\n";  // unwrapped: one line per case, to grep
   }
   const std::string note = untested_note(cmp);
-  return out + "\n" + (note.empty() ? "" : note + "\n") + tally(cmp) + "\n";
+  return out + "\n" + (note.empty() ? "" : word_wrap(note, kWidth, 0) + "\n") + tally(cmp) + "\n";
 }
 
 ojson case_list(const std::vector<CaseInRuns>& cases) {
@@ -183,11 +236,22 @@ std::string comparison_json(const Comparison& cmp) {
                        {"rel_noise", json_number(m.rel_noise)}, {"detectable", json_number(m.detectable)},
                        {"detectable_full", json_number(m.detectable_full)}});
   const auto run = [](const RunRecord& r) {
-    return ojson{{"id", r.id}, {"uuid", r.uuid}, {"suite", r.suite}, {"git_sha", r.git_sha}};
+    return ojson{{"id", r.id},
+                 {"uuid", r.uuid},
+                 {"suite", r.suite},
+                 {"git_sha", r.git_sha},
+                 {"git_dirty", r.git_dirty},
+                 {"branch", r.branch},
+                 {"started_at", detail::iso_time(r.started_at)},
+                 {"finished_at", detail::iso_time(r.finished_at)},
+                 {"machine_key", r.machine_key},
+                 {"host", r.host}};
   };
   const ojson out = {{"schema", "mlsysbench.compare/1"},
                      {"base", run(cmp.base)},
                      {"cand", run(cmp.cand)},
+                     {"commits", commit_range(cmp.base, cmp.cand)},
+                     {"environment_differences", environment_differences(cmp.base, cmp.cand)},
                      {"threshold", cmp.options.threshold},
                      {"alpha", cmp.options.alpha},
                      {"run_noise", cmp.options.run_noise},
@@ -204,12 +268,10 @@ std::string comparison_json(const Comparison& cmp) {
 
 std::string comparison_md(const Comparison& cmp, bool all) {
   using detail::md_escape;
-  std::string out = "# mlsysbench comparison\n\n- base: " + md_escape(run_name(cmp.base)) +
-                    "\n- candidate: " + md_escape(run_name(cmp.cand)) + "\n- " + md_escape(settings(cmp)) + "\n\n";
+  std::string out = "# mlsysbench comparison\n\n";
+  for (const auto& [key, value] : heading(cmp)) out += "- " + key + ": " + md_escape(value) + "\n";
   const auto metrics = shown(cmp, all, /*worst_first=*/!all);
-  if (!all)
-    out += std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) +
-           " rows: primary metrics that changed, worst first (--all for every row).\n\n";
+  out += "\n" + shown_note(cmp, metrics.size(), all, !all) + "\n\n";
   const auto head = header(cmp);
   if (!metrics.empty()) {  // a table of no rows is a header alone: the line above says it all
     out += "|";
@@ -246,24 +308,36 @@ std::string comparison_md(const Comparison& cmp, bool all) {
 std::string comparison_html(const Comparison& cmp, bool all) {
   using detail::html_escape;
   std::string out = detail::html_page_head("mlsysbench comparison: " + cmp.cand.uuid + " vs " + cmp.base.uuid);
-  out += "<header><h1>mlsysbench comparison</h1>\n" +
-         detail::html_meta_table({{"base", run_name(cmp.base)}, {"candidate", run_name(cmp.cand)},
-                                  {"rule", settings(cmp)}, {"verdicts", tally(cmp)}}) +
-         "</header>\n";
+  const auto failures = cmp.gate_failures();
+  auto meta = heading(cmp);
+  meta.emplace_back("verdicts", tally(cmp));
+  out += "<header><h1>mlsysbench comparison</h1>\n<p class=\"banner " + std::string(failures.empty() ? "pass" : "fail") +
+         "\">" + (failures.empty() ? "PASS: no primary metric worse" : "REGRESSION: " + html_escape(join(failures, ", "))) +
+         "</p>\n" + detail::html_meta_table(meta) + "</header>\n";
   const auto metrics = shown(cmp, all, /*worst_first=*/true);
-  out += "<p>" + std::to_string(metrics.size()) + " of " + std::to_string(cmp.metrics.size()) + " rows" +
-         (all ? std::string(", worst first") : ": primary metrics that changed, worst first (--all for every row)") +
-         ".</p>\n<div class=\"wide\"><table class=\"compare\"><thead><tr>";
-  for (const auto& h : header(cmp)) out += "<th>" + html_escape(h) + "</th>";
-  out += "</tr></thead><tbody>\n";
-  const auto table = rows(cmp, metrics);
-  for (size_t i = 0; i < table.size(); ++i) {
-    out += "<tr class=\"" + std::string(to_string(metrics[i]->verdict)) + "\">";
-    for (size_t j = 0; j < table[i].size(); ++j)
-      out += std::string(j >= 2 && j + 1 < table[i].size() ? "<td class=\"num\">" : "<td>") + html_escape(table[i][j]) + "</td>";
-    out += "</tr>\n";
+  out += "<p>" + html_escape(shown_note(cmp, metrics.size(), all, true)) + "</p>\n";
+  if (!metrics.empty()) {
+    // Verdict first; the statistics fold per row. Below 820 px each row stacks into a card (html_page.cpp).
+    out += "<table class=\"compare\"><thead><tr><th>verdict</th><th>case</th><th>metric</th><th>base</th>"
+           "<th>cand</th><th>ratio</th><th>statistics</th></tr></thead><tbody>\n";
+    for (const MetricComparison* m : metrics) {
+      const std::string unit = m->unit.empty() ? "" : " " + m->unit;
+      const bool tested = m->significance != Significance::None;
+      std::string stats;
+      for (const auto& d : row_details(cmp, *m)) stats += "<div>" + html_escape(d) + "</div>";
+      out += "<tr class=\"" + std::string(to_string(m->verdict)) + "\"><td class=\"verdict\"><b>" +
+             html_escape(std::string(to_string(m->verdict)) + (tested ? "" : " (n=1)")) + "</b>" +
+             (m->why.empty() ? "" : "<div class=\"why\">" + html_escape(m->why) + "</div>") +
+             "</td><td class=\"case\">" + html_escape(m->name) + "</td><td data-label=\"metric\">" +
+             html_escape(m->metric + (m->primary ? " *" : "")) + "</td><td class=\"num\" data-label=\"base\">" +
+             html_escape(fmt_num(m->base_median) + unit) + "</td><td class=\"num\" data-label=\"cand\">" +
+             html_escape(fmt_num(m->cand_median) + unit) + "</td><td class=\"num\" data-label=\"ratio\">" +
+             html_escape(fmt_num(m->ratio)) + "</td><td class=\"stats\"><details><summary>" +
+             html_escape(tested ? "p " + fmt_num(m->p_value, 3) : "n=1") + "</summary>" + stats +
+             "</details></td></tr>\n";
+    }
+    out += "</tbody></table>\n";
   }
-  out += "</tbody></table></div>\n";
   const auto list = [&](const char* title, const std::vector<CaseInRuns>& cases) {
     if (cases.empty()) return;
     out += std::string("<h2>") + title + "</h2><ul>";
@@ -310,7 +384,7 @@ std::vector<std::string> detection_lines(const Comparison& cmp) {
 }
 
 std::string render_comparison(const Comparison& cmp, std::string_view format, bool all) {
-  if (format == "text") return comparison_text(cmp);
+  if (format == "text") return comparison_text(cmp, all);
   if (format == "json") return comparison_json(cmp);
   if (format == "md" || format == "markdown") return comparison_md(cmp, all);
   if (format == "html") return comparison_html(cmp, all);

@@ -16,7 +16,6 @@ using detail::fmt_num;
 using detail::json_number;
 using ojson = nlohmann::ordered_json;
 
-std::string sha10(const RunRecord& r) { return r.git_sha.empty() ? "-" : r.git_sha.substr(0, 10); }
 
 std::string signed_percent(double change) {
   if (!std::isfinite(change)) return "n/a";
@@ -38,11 +37,11 @@ std::string describe(const HistoryRegression& r) {
     return s.name + " " + s.metric + ": a drift of " + signed_percent(r.step->change) + " over runs " +
            std::to_string(r.first_run->id) + ".." + std::to_string(r.drift_end->id) + " (" +
            format_utc(r.first_run->started_at) + " .. " + format_utc(r.drift_end->started_at) + " UTC, git " +
-           sha10(*r.first_run) + " -> " + sha10(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " +
+           git_label(*r.first_run) + " -> " + git_label(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " +
            fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
   return s.name + " " + s.metric + ": " + signed_percent(r.step->change) + " from run " +
          std::to_string(r.first_run->id) + " (" + format_utc(r.first_run->started_at) + " UTC, git " +
-         sha10(*r.last_good) + " -> " + sha10(*r.first_run) + "): " + fmt_num(r.step->before) + " -> " +
+         git_label(*r.last_good) + " -> " + git_label(*r.first_run) + "): " + fmt_num(r.step->before) + " -> " +
          fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
 }
 
@@ -66,7 +65,7 @@ std::string verdict(const History& h, const HistorySeries& s) {
 
 std::string point_title(const History& h, const HistorySeries& s, const HistoryPoint& p) {
   const RunRecord& r = h.runs[p.run];
-  return "run " + std::to_string(r.id) + " (" + r.uuid.substr(0, 8) + "), git " + sha10(r) + ", " +
+  return "run " + std::to_string(r.id) + " (" + r.uuid.substr(0, 8) + "), git " + git_label(r) + ", " +
          format_utc(r.started_at) + " UTC: " + fmt_num(p.median) + (s.unit.empty() ? "" : " " + s.unit) +
          (p.n >= 2 ? ", 95% CI " + detail::fmt_interval(p.ci_lo, p.ci_hi) : "") + (p.throttled ? " (throttled)" : "");
 }
@@ -187,7 +186,7 @@ std::string render_html(const History& h) {
         steps.push_back({s.fitted[st.at], st.standing,
                          std::string(st.standing ? "regression " : st.worse ? "worse (not standing) " : "better ") +
                              (st.drift ? "drift " : "") +
-                             signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + sha10(r)});
+                             signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + git_label(r)});
       }
     }
     const std::string caption = s.name + " — " + detail::metric_with_unit(s.metric, s.unit) + ", " +

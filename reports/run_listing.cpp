@@ -15,11 +15,6 @@
 namespace mlsb::reports {
 namespace {
 
-std::string git_label(const RunRecord& r) {
-  if (r.git_sha.empty()) return "-";
-  return r.git_sha.substr(0, 10) + (r.git_dirty ? "+dirty" : "");
-}
-
 // Wall time from start to finish ("42.0s", "3m07s", "1h05m"); "-" while the run has not finished.
 std::string format_duration(const RunRecord& r) {
   if (r.finished_at <= 0 || r.started_at <= 0) return "-";
@@ -99,6 +94,20 @@ std::string format_run_detail(const RunData& d) {
     o << "\n";
   }
   return o.str();
+}
+
+std::string git_label(const RunRecord& r) {
+  if (r.git_sha.empty()) return "-";
+  return r.git_sha.substr(0, 10) + (r.git_dirty ? "+dirty" : "");
+}
+
+std::string run_line(const RunRecord& r) {
+  std::string s = r.uuid.substr(0, 8) + " (id " + std::to_string(r.id) + (r.suite.empty() ? "" : ", " + r.suite) +
+                  "): git " + git_label(r);
+  if (!r.branch.empty()) s += " on " + r.branch;
+  if (r.started_at > 0) s += ", " + format_utc(r.started_at) + " UTC";
+  if (!r.machine_key.empty()) s += ", machine " + r.machine_key.substr(0, 8);
+  return s;
 }
 
 }  // namespace mlsb::reports

@@ -42,6 +42,11 @@ std::string log_excerpt(std::string_view text, size_t tail_bytes);
 /// least 1, at most 3 edits); else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+/// `text` broken at spaces into lines of at most `width` columns, each after a prefix of `indent` columns: the
+/// caller writes the first line's prefix, and every later line starts with `indent` spaces (a word too long
+/// for a line stands alone on one). No final newline; columns are UTF-8 code points.
+std::string word_wrap(std::string_view text, size_t width, size_t indent);
+
 /// FNV-1a 64-bit hash of the bytes of `text` (Fowler, Noll, Vo): stable across builds and machines.
 uint64_t fnv1a64(std::string_view text);
 

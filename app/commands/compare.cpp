@@ -82,7 +82,6 @@ int run_compare(CompareArgs& args, const Globals& globals) {
                  cand.run.suite.c_str(), args.allow_suite_mismatch ? "" : " (--allow-suite-mismatch to compare them)");
     unfit = !args.allow_suite_mismatch;
   }
-  std::fprintf(stderr, "commits: %s\n", rep::commit_range(base.run, cand.run).c_str());
   const auto differences = rep::environment_differences(base.run, cand.run);
   if (!differences.empty()) {
     std::string list;
@@ -158,7 +157,7 @@ Command add_compare_command(CLI::App& app) {
                     "compare runs of different suites without failing --fail-on-regression");
   compare->add_option("-f,--format", args->format, "text | json | md | html")
       ->check(CLI::IsMember({"text", "json", "md", "html"}));
-  compare->add_flag("--all", args->all, "md and html: every row, not only the primary metrics that changed");
+  compare->add_flag("--all", args->all, "every row, not only the primary metrics that changed");
   compare->add_option("-o,--output", args->output, "output file (default: stdout)");
   return {compare, [args](const Globals& globals) { return run_compare(*args, globals); }, {}};
 }

@@ -21,6 +21,7 @@
 #include "harness/suite.hpp"
 #include "reports/compare.hpp"
 #include "reports/render.hpp"
+#include "reports/run_listing.hpp"
 #include "reports/store.hpp"
 #include "util/uuid.hpp"
 
@@ -166,7 +167,7 @@ int run_nightly_command(NightlyArgs& args, const Globals& globals) {
   std::string sha = "?", branch = args.branch.empty() ? "?" : args.branch;
   for (const auto& s : night.suites)
     if (s.run) {
-      if (!s.run->run.git_sha.empty()) sha = s.run->run.git_sha.substr(0, 10) + (s.run->run.git_dirty ? "+dirty" : "");
+      if (!s.run->run.git_sha.empty()) sha = reports::git_label(s.run->run);
       if (!s.run->run.branch.empty()) branch = s.run->run.branch;
     }
   std::string suites;

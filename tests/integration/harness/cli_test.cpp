@@ -227,7 +227,7 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto report = nlohmann::json::parse(test::read_file(dir / "r.json"));
   EXPECT_EQ(report["schema"], "mlsysbench.report/1");
   EXPECT_THAT(test::read_file(dir / "r.html"), AllOf(HasSubstr("<table"), HasSubstr("pass_at_1")));
-  const auto aa = test::run_cli(db + "compare base cand --fail-on-regression");
+  const auto aa = test::run_cli(db + "compare base cand --fail-on-regression --all");
   EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
   EXPECT_THAT(aa.out, AllOf(HasSubstr("pass_at_1"), HasSubstr("same")));
   const auto disjoint = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' --tag other -p limit=2");

@@ -90,7 +90,8 @@ void exercise(Client& client) {
   const CallResult cmp = client.call_tool("compare_runs", {{"base", "latest~1"}, {"candidate", "latest"}});
   ASSERT_FALSE(cmp.is_error) << cmp.text();
   EXPECT_TRUE(cmp.structured.contains("regression")) << cmp.text();
-  EXPECT_NE(cmp.text().find("pass_at_1"), std::string::npos) << cmp.text();
+  EXPECT_NE(cmp.structured["comparison"]["metrics"].dump().find("pass_at_1"), std::string::npos) << cmp.text();
+  EXPECT_NE(cmp.text().find("primary-metric regression:"), std::string::npos) << cmp.text();
 
   // Agent mistakes are tool errors with a reason; an unknown tool is a protocol error.
   const CallResult missing = client.call_tool("get_report", {{"run", "no-such-run"}});

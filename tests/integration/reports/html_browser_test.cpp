@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <tuple>
 
+#include "reports/compare.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
@@ -91,15 +92,42 @@ for (const svg of document.querySelectorAll('svg.chart')) {
   const labels = [...svg.querySelectorAll('text.lbl')].map(t => t.textContent);
   dup = dup.concat(labels.filter((l, i) => labels.indexOf(l) != i));
 }
+// The right edge of the first verdict cell of a compare page (-1 without one), and the smallest font of any
+// element that shows text of its own.
+const verdict = document.querySelector('td.verdict');
+const right = verdict ? Math.round(verdict.getBoundingClientRect().right) : -1;
+let font = 1000;
+for (const e of document.body.querySelectorAll('*'))
+  if ([...e.childNodes].some(n => n.nodeType == 3 && n.textContent.trim()) && e.getClientRects().length)
+    font = Math.min(font, parseFloat(getComputedStyle(e).fontSize));
 const out = document.createElement('pre');
 out.id = 'fit';
 out.textContent = 'fit: scroll=' + document.documentElement.scrollWidth + ' client=' + w + ' over=' + over.length +
-  ' spill=' + spill.length + ' dup=' + dup.length + (over.length ? ' first=' + over[0] : '') +
+  ' spill=' + spill.length + ' dup=' + dup.length + ' verdict=' + right + ' font=' + Math.round(font) +
+  (over.length ? ' first=' + over[0] : '') +
   (spill.length ? ' spilled=' + spill[0] : '') + (dup.length ? ' duplicate=' + dup[0] : '');
 document.body.append(out);
 </script>)";
   html.insert(html.rfind("</body>"), probe);
   return html;
+}
+
+// What the layout probe of with_layout_probe measured, read from the dumped DOM (ok false when it did not run).
+struct Fit {
+  bool ok = false;
+  std::string line;
+  int scroll = 0, client = 0, over = -1, spill = -1, dup = -1, verdict = -1, font = 0;
+};
+Fit read_fit(const std::string& dom) {
+  Fit f;
+  const std::string marker = "<pre id=\"fit\">";
+  auto at = dom.find(marker);
+  if (at == std::string::npos) return f;
+  at += marker.size();
+  f.line = dom.substr(at, dom.find('<', at) - at);
+  f.ok = std::sscanf(f.line.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d verdict=%d font=%d", &f.scroll,
+                     &f.client, &f.over, &f.spill, &f.dup, &f.verdict, &f.font) == 7;
+  return f;
 }
 
 // The console lines (messages, uncaught errors, CSP violations) Chromium logged.
@@ -169,24 +197,43 @@ TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreD
         chromium(page("wide.html", with_layout_probe(render(wide_run(), Format::Html))), "--dump-dom", width);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(console_lines(r.err), "");
-    const std::string marker = "<pre id=\"fit\">";
-    auto at = r.out.find(marker);
-    ASSERT_NE(at, std::string::npos) << "the layout probe did not run";
-    at += marker.size();
-    const std::string fit = r.out.substr(at, r.out.find('<', at) - at);
-    int scroll = 0, client = 0, over = -1, spill = -1, dup = -1;
-    ASSERT_EQ(std::sscanf(fit.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d", &scroll, &client, &over,
-                          &spill, &dup),
-              5)
-        << fit;
-    EXPECT_GT(client, width - 100) << fit;                        // the window is really that wide
-    EXPECT_LE(scroll, client) << fit;                             // no horizontal page scroll
-    EXPECT_EQ(over, 0) << fit;                                    // no cell, chart or heading beyond the window
-    EXPECT_EQ(spill, 0) << fit;                                   // no cell's text printed over its neighbours
-    EXPECT_EQ(dup, 0) << fit;                                     // every bar of a chart tells its case apart
+    const Fit fit = read_fit(r.out);
+    ASSERT_TRUE(fit.ok) << "the layout probe did not run: " << fit.line;
+    EXPECT_GT(fit.client, width - 100) << fit.line;               // the window is really that wide
+    EXPECT_LE(fit.scroll, fit.client) << fit.line;                // no horizontal page scroll
+    EXPECT_EQ(fit.over, 0) << fit.line;                           // no cell, chart or heading beyond the window
+    EXPECT_EQ(fit.spill, 0) << fit.line;                          // no cell's text printed over its neighbours
+    EXPECT_EQ(fit.dup, 0) << fit.line;                            // every bar of a chart tells its case apart
     EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
     for (const char* chart : {"class=\"frontier\"", "class=\"mark\"", "class=\"part p2\"", "log scale"})
       EXPECT_NE(r.out.find(chart), std::string::npos) << chart;  // every kind of chart was laid out
+  }
+}
+
+// A compare page with a regression, every row shown and case names of 230 characters: at 1400 and at 800 px
+// the page does not scroll sideways, the verdict column lies inside the window, and no text is drawn smaller
+// than 11 px.
+TEST_F(ReportsHtmlBrowserTest, ComparePageShowsTheVerdictWithinTheWindowAtBothWidths) {
+  const RunData base = wide_run();
+  RunData cand = base;
+  cand.run.id = base.run.id + 1;
+  for (auto& c : cand.cases) {
+    for (double& v : c.samples["time_ms"]) v *= 1.5;  // slower: a regression
+    for (auto& s : c.summaries) s.stats = summarize(c.samples[s.metric]);
+  }
+  const std::string html = render_comparison(compare_runs(base, cand), "html", /*all=*/true);
+  ASSERT_NE(html.find("REGRESSION"), std::string::npos);
+  for (int width : {1400, 800}) {
+    const auto r = chromium(page("compare.html", with_layout_probe(html)), "--dump-dom", width);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(console_lines(r.err), "");
+    const Fit fit = read_fit(r.out);
+    ASSERT_TRUE(fit.ok) << "the layout probe did not run: " << fit.line;
+    EXPECT_LE(fit.scroll, fit.client) << width << ": " << fit.line;
+    EXPECT_EQ(fit.over, 0) << width << ": " << fit.line;
+    EXPECT_GT(fit.verdict, 0) << width << ": " << fit.line;
+    EXPECT_LE(fit.verdict, fit.client) << width << ": " << fit.line;
+    EXPECT_GE(fit.font, 11) << width << ": " << fit.line;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "reports/compare.hpp"
 #include "support/golden.hpp"
+#include "util/text.hpp"
 #include "unit/reports/fixtures.hpp"
 
 namespace mlsb::reports {
@@ -148,15 +149,8 @@ TEST(CompareTest, SingleSampleRowsAreMarkedInEveryRendering) {
   const Comparison c = compare_runs(one_case_run("a", {10}), one_case_run("b", {20}));
   const std::string text = render_comparison(c, "text");
   EXPECT_NE(text.find("worse (n=1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("\xE2\x80\x94"), std::string::npos) << text;  // no CI, no p
+  EXPECT_NE(text.find("n=1: no significance test"), std::string::npos) << text;  // no CI, no p
   EXPECT_EQ(text.find("[2.000, 2.000]"), std::string::npos) << text;
-  // Columns line up although "—" takes three bytes: the verdict starts below the header's "verdict".
-  const auto header_at = text.find("case ");
-  const std::string header = text.substr(header_at, text.find('\n', header_at) - header_at);
-  const auto row_at = text.find('\n', header_at) + 1;
-  const std::string row = text.substr(row_at, text.find('\n', row_at) - row_at);
-  const auto dash_bytes = 2 * 2;  // two em dashes before the verdict, two extra bytes each
-  EXPECT_EQ(header.find("verdict") + dash_bytes, row.find("worse")) << header << "\n" << row;
   EXPECT_NE(text.find("--repetitions"), std::string::npos) << text;
   const std::string md = render_comparison(c, "md");
   EXPECT_NE(md.find("| worse (n=1) |"), std::string::npos) << md;
@@ -242,12 +236,16 @@ TEST(CompareTest, RendersTextJsonAndMarkdown) {
   EXPECT_NE(text.find("moe_train/experts=8"), std::string::npos);
   EXPECT_NE(text.find("worse"), std::string::npos);
   EXPECT_NE(text.find("primary-metric regression: yes"), std::string::npos);
-  // Columns line up: the verdict column starts at the same offset on the header and the row.
-  const auto header_end = text.find('\n', text.find("case"));
-  const std::string header = text.substr(text.rfind('\n', header_end - 1) + 1, header_end - text.rfind('\n', header_end - 1) - 1);
-  const auto row_start = header_end + 1;
-  const std::string row = text.substr(row_start, text.find('\n', row_start) - row_start);
+  // The case on its own line, then its metric's row: the verdict column starts at the same offset on the
+  // header and the row; no line is wider than 100 columns.
+  const auto header_at = text.find("case / metric");
+  const std::string header = text.substr(header_at, text.find('\n', header_at) - header_at);
+  const auto case_at = text.find('\n', header_at) + 1;
+  EXPECT_EQ(text.substr(case_at, text.find('\n', case_at) - case_at), "moe_train/experts=8") << text;
+  const auto row_at = text.find('\n', case_at) + 1;
+  const std::string row = text.substr(row_at, text.find('\n', row_at) - row_at);
   EXPECT_EQ(header.find("verdict"), row.find("worse")) << header << "\n" << row;
+  for (const auto& line : split(text, '\n')) EXPECT_LE(line.size(), 100u) << line;
   const auto j = nlohmann::json::parse(render_comparison(c, "json"));
   EXPECT_EQ(j["schema"], "mlsysbench.compare/1");
   EXPECT_EQ(j["regression"], true);
@@ -257,6 +255,34 @@ TEST(CompareTest, RendersTextJsonAndMarkdown) {
   EXPECT_NE(md.find("| worse |"), std::string::npos);
   EXPECT_THROW(render_comparison(c, "xml"), std::invalid_argument);
   EXPECT_THROW(compare_runs(base, cand, {.threshold = 0.05, .alpha = 0}), std::invalid_argument);
+}
+
+TEST(CompareTest, EveryRenderingNamesTheCommitsDatesBranchAndMachineOfBothRuns) {
+  RunData base = one_case_run("a", {10, 10.2, 9.9, 10.1, 10.0}), cand = one_case_run("b", {12, 12.1, 11.9, 12.2, 12.0});
+  base.run.git_sha = "1111111111aaaa", cand.run.git_sha = "2222222222bbbb";
+  base.run.branch = cand.run.branch = "main";
+  base.run.started_at = 1764986400;  // 2025-12-06 02:00:00 UTC
+  cand.run.started_at = 1765072800;  // a day later
+  base.run.machine_key = cand.run.machine_key = "9f8e7d6c5b4a";
+  cand.run.env = {{"kernel", "6.12"}};
+  const Comparison c = compare_runs(base, cand, kTwoRun);
+  for (const char* format : {"text", "md", "html"}) {
+    const std::string out = render_comparison(c, format);
+    for (const char* part : {"1111111111..2222222222", "2025-12-06 02:00:00 UTC", "2025-12-07 02:00:00 UTC", " on main",
+                             "machine 9f8e7d6c", "kernel: (none) ", " 6.12"})
+      EXPECT_NE(out.find(part), std::string::npos) << format << " lacks '" << part << "':\n" << out;
+  }
+  const auto j = nlohmann::json::parse(render_comparison(c, "json"));
+  EXPECT_EQ(j["base"]["git_sha"], "1111111111aaaa");
+  EXPECT_EQ(j["cand"]["branch"], "main");
+  EXPECT_EQ(j["base"]["started_at"], "2025-12-06T02:00:00Z");
+  EXPECT_EQ(j["cand"]["machine_key"], "9f8e7d6c5b4a");
+  EXPECT_EQ(j["commits"], "1111111111..2222222222");
+  EXPECT_EQ(j["environment_differences"][0], "kernel: (none) -> 6.12");
+  // The HTML page puts the verdict first, and its banner names why the gate fails.
+  const std::string html = render_comparison(c, "html");
+  EXPECT_NE(html.find("<th>verdict</th><th>case</th>"), std::string::npos);
+  EXPECT_NE(html.find("REGRESSION: 1 primary metric worse"), std::string::npos) << html;
 }
 
 // The text table `compare` prints, for fixture_run against a candidate where one case got slower (worse), one
@@ -280,7 +306,7 @@ TEST(CompareTest, TextMatchesGoldenFile) {
   cand.cases.push_back(make_case("moe_train", {{"experts", 32}, {"topk", 2}}, {{"time_ms", {11.0}}}));
   cand.cases.back().label = "experts=32";  // only in the candidate
   mlsb::test::expect_golden(mlsb::test::golden_file("reports", "compare.txt"),
-                            render_comparison(compare_runs(base, cand), "text"));
+                            render_comparison(compare_runs(base, cand), "text", /*all=*/true));
 }
 
 }  // namespace
