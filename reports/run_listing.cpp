@@ -76,8 +76,12 @@ std::string format_run_detail(const RunData& d) {
     << "  tags:     " << join(r.tags, ",") << "\n"
     << "  git:      " << git_label(r) << "\n"
     << "  argv:     " << r.argv << "\n"
-    << "  env:      " << dump_json(r.env) << "\n"
-    << "cases (" << d.cases.size() << "):\n";
+    << "  branch:   " << (r.branch.empty() ? "-" : r.branch) << "\n"
+    << "  machine:  " << (r.machine_key.empty() ? "-" : r.machine_key) << "\n"
+    << "  env:\n";
+  for (const auto& [key, value] : r.env.items())  // one line per entry: the whole environment is ~1,000 characters
+    o << "    " << key << ": " << (value.is_string() ? value.get<std::string>() : dump_json(value)) << "\n";
+  o << "cases (" << d.cases.size() << "):\n";
   const std::vector<std::string> names = case_display_names(d.cases);
   for (size_t i = 0; i < d.cases.size(); ++i) {
     const CaseRecord& c = d.cases[i];

@@ -226,6 +226,16 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   }
   const auto report = nlohmann::json::parse(test::read_file(dir / "r.json"));
   EXPECT_EQ(report["schema"], "mlsysbench.report/1");
+  // Without -f: the output file's extension names the format; on a terminal (a pty from script(1)), a text
+  // summary of the run instead of HTML.
+  ASSERT_EQ(test::run_cli(db + "report cand -o " + shell_quote(dir / "x.json")).exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(dir / "x.json"))["schema"], "mlsysbench.report/1");
+  ASSERT_EQ(test::run_cli(db + "report cand -o " + shell_quote(dir / "x.md")).exit_code, 0);
+  EXPECT_THAT(test::read_file(dir / "x.md"), HasSubstr("# mlsysbench report"));
+  const auto tty = test::run_shell("script -qec " + shell_quote(std::string(MLSB_BINARY) + " " + db + "report cand") +
+                                   " /dev/null");
+  EXPECT_EQ(tty.exit_code, 0) << tty.out << tty.err;
+  EXPECT_THAT(tty.out, AllOf(HasSubstr("[ok] toolbench"), Not(HasSubstr("<html"))));
   EXPECT_THAT(test::read_file(dir / "r.html"), AllOf(HasSubstr("<table"), HasSubstr("pass_at_1")));
   const auto aa = test::run_cli(db + "compare base cand --fail-on-regression --all");
   EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
