@@ -131,8 +131,11 @@ void Progress::case_finished(const reports::CaseRecord& c) {
   for (const auto& s : c.summaries)
     if (s.metric == c.primary_metric) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "  %s median %.6g %s (n=%lld, ±%.1f%%)", s.metric.c_str(), s.stats.median,
-                    s.unit.c_str(), static_cast<long long>(s.stats.n), s.stats.rel_stddev * 100);
+      if (s.stats.n >= 2)
+        std::snprintf(buf, sizeof buf, "  %s median %.6g %s (n=%lld, ±%.1f%%)", s.metric.c_str(), s.stats.median,
+                      s.unit.c_str(), static_cast<long long>(s.stats.n), s.stats.rel_stddev * 100);
+      else  // one sample has no spread to show
+        std::snprintf(buf, sizeof buf, "  %s %.6g %s (n=1)", s.metric.c_str(), s.stats.median, s.unit.c_str());
       primary = buf;
     }
   const int left = static_cast<int>(cases_.size()) - index_ - 1;

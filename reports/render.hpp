@@ -19,6 +19,10 @@ enum class Format { Json, Html, Md, Gbench, Bmf, Gab, GabBigger };
 Format parse_format(std::string_view text);
 std::string_view to_string(Format f);
 
+/// The longest Markdown report, in bytes: a pull-request comment holds 65,536 characters. A longer report is
+/// cut at a line before it, with a marker that points to the HTML report.
+inline constexpr size_t kMaxMarkdownBytes = 60000;
+
 /// The report text (UTF-8). Deterministic: the same RunData gives the same bytes.
 std::string render(const RunData& run, Format f);
 

@@ -33,10 +33,10 @@ void agents_side_by_side(std::string& out, const WorkloadGroup& g) {
   std::map<std::string, std::vector<Bar>> by_category;
   for (const auto& c : columns) {
     for (const auto& t : c.tasks.by_category) {
-      const double rate = static_cast<double>(t.passed) / t.tasks;
+      const double rate = static_cast<double>(t.passed) / t.trials;
       by_category[t.name].push_back({c.name, rate, rate, rate, ""});
     }
-    const double all = static_cast<double>(c.tasks.all.passed) / c.tasks.all.tasks;
+    const double all = static_cast<double>(c.tasks.all.passed) / c.tasks.all.trials;
     by_category["all categories"].push_back({c.name, all, all, all, ""});
   }
   for (const auto& [category, bars] : by_category)
@@ -50,10 +50,15 @@ void task_tables(std::string& out, const CaseRecord& c, const std::string& name)
   out += "<h3>Tasks: " + html_escape(name) + "</h3>\n";
   out += html_table(task_group_table("category", tasks->by_category, tasks->all), "tasks");
   out += html_table(task_group_table("expected tool", tasks->by_tool, tasks->all), "tasks");
-  out += "<p>" + std::to_string(tasks->failing.size()) + " failing task trials";
-  if (tasks->other_items) out += "; " + std::to_string(tasks->other_items) + " other items";
-  out += "</p>\n";
-  if (!tasks->failing.empty()) out += html_table(failing_tasks_table(tasks->failing), "failing");
+  const std::string count = failing_count(*tasks);
+  if (tasks->failing.empty()) {
+    out += "<p>" + html_escape(count) + "</p>\n";
+  } else if (const std::string role = agent_role(c); !role.empty()) {  // a reference agent: folded
+    out += "<details><summary>" + html_escape(count + " (the " + role + " agent: a reference point)") + "</summary>\n" +
+           html_table(failing_tasks_table(tasks->failing), "failing") + "</details>\n";
+  } else {
+    out += "<p>" + html_escape(count) + "</p>\n" + html_table(failing_tasks_table(tasks->failing), "failing");
+  }
 }
 
 // What a reader needs first: how many cases ran and how they ended, each case's primary metric, and every

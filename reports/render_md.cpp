@@ -20,10 +20,15 @@ void task_tables_md(std::string& out, const CaseRecord& c, const std::string& na
   out += "\n### Tasks: " + md_escape(name) + "\n\n";
   out += md_table(task_group_table("category", tasks->by_category, tasks->all)) + "\n";
   out += md_table(task_group_table("expected tool", tasks->by_tool, tasks->all)) + "\n";
-  out += std::to_string(tasks->failing.size()) + " failing task trials";
-  if (tasks->other_items) out += "; " + std::to_string(tasks->other_items) + " other items";
-  out += ".\n";
-  if (!tasks->failing.empty()) out += "\n" + md_table(failing_tasks_table(tasks->failing));
+  const std::string count = failing_count(*tasks);
+  if (tasks->failing.empty()) {
+    out += md_escape(count) + ".\n";
+  } else if (const std::string role = agent_role(c); !role.empty()) {  // a reference agent: folded
+    out += "<details><summary>" + md_escape(count + " (the " + role + " agent: a reference point)") + "</summary>\n\n" +
+           md_table(failing_tasks_table(tasks->failing)) + "\n</details>\n";
+  } else {
+    out += md_escape(count) + ".\n\n" + md_table(failing_tasks_table(tasks->failing));
+  }
 }
 
 }  // namespace
@@ -43,6 +48,13 @@ std::string render_md(const RunData& data) {
     for (size_t i = 0; i < g.cases.size(); ++i) task_tables_md(out, *g.cases[i], g.names[i]);
   }
   if (data.cases.empty()) out += "\nThis run has no cases.\n";
+  if (out.size() > kMaxMarkdownBytes) {
+    const std::string marker = "\n\n**Cut here**: the report has " + std::to_string(out.size()) +
+                               " bytes, more than a pull-request comment holds; the HTML report (`mlsysbench report " +
+                               data.run.uuid.substr(0, 8) + " -o report.html`) has all of it.\n";
+    out.resize(out.rfind('\n', kMaxMarkdownBytes - marker.size()));
+    out += marker;
+  }
   return out;
 }
 

@@ -34,6 +34,7 @@
 #include "harness/value.hpp"
 #include "reports/nightly.hpp"
 #include "reports/store.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::cli {
 
@@ -206,11 +207,12 @@ int run_ranks(RunComms& comms, const std::function<int(bool root)>& body) {
 void print_plan(const Plan& plan) {
   for (const auto& c : plan.cases) {
     const auto& r = c.runner;
+    const auto seconds = [](double s) { return std::isfinite(s) ? shortest(s) + " s" : std::string("none"); };
     std::printf(
         "%s\n    %s\n    warmup %d, samples %d..%d, min time %g s, noise bound %g%%, "
-        "time limit %g s, timeout %g s%s\n",
+        "time limit %s, timeout %s%s\n",
         c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
-        r.max_noise * 100, r.max_time_s, r.timeout_s,
+        r.max_noise * 100, seconds(r.max_time_s).c_str(), seconds(r.timeout_s).c_str(),
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");
   }
   std::printf("%zu case(s)\n", plan.cases.size());
@@ -287,7 +289,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
     if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
     std::fprintf(stderr,
                  "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
-                 "report: mlsysbench --db %s report %lld --format html -o report.html\n",
+                 "report: mlsysbench --db %s report %lld -o report.html\n",
                  static_cast<long long>(out.run_id), out.uuid.c_str(), reports::status_name(out.status).c_str(), out.ok, out.failed,
                  out.timed_out, out.skipped, globals.db.c_str(), globals.db.c_str(),
                  static_cast<long long>(out.run_id));

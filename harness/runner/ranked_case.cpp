@@ -20,9 +20,10 @@ using reports::CaseStatus;
 // The workload's communicator's timeout per collective (the Communicator default); workloads may change it.
 constexpr double kCaseCommTimeout = 60.0;
 
+// "0.05 s", "12 s": three significant digits, so a sub-second timeout is not shown as "0 s".
 std::string format_seconds(double s) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f s", s);
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
   return buf;
 }
 

@@ -53,11 +53,11 @@ Table metrics_table(const WorkloadGroup& g) {
 }
 
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all) {
-  Table t{{first_column, "tasks", "AST accuracy", "pass rate", "mean latency (ms)"},
-          {}, {}, {false, true, true, true, true}, {false, false, false, false, false}};
+  Table t{{first_column, "tasks", "trials", "AST accuracy", "pass rate", "mean latency of trials with a call (ms)"},
+          {}, {}, {false, true, true, true, true, true}, {false, false, false, false, false, false}};
   const auto add = [&](const TaskGroup& g, const std::string& css) {
-    t.rows.push_back({g.name, std::to_string(g.tasks), fmt_percent(g.ast_ok, g.tasks), fmt_percent(g.passed, g.tasks),
-                      fmt_num(g.latency_ms)});
+    t.rows.push_back({g.name, std::to_string(g.tasks), std::to_string(g.trials), fmt_percent(g.ast_ok, g.trials),
+                      fmt_percent(g.passed, g.trials), g.called ? fmt_num(g.latency_ms) : kNoEstimate});
     t.row_class.push_back(css);
   };
   for (const auto& g : groups) add(g, "");
@@ -66,10 +66,16 @@ Table task_group_table(const std::string& first_column, const std::vector<TaskGr
 }
 
 Table failing_tasks_table(const std::vector<FailedTask>& failing) {
-  Table t{{"task", "trial", "category", "query", "expected call", "actual call", "reason"},
-          {}, {}, {false, true, false, false, false, false, false}, {true, false, false, true, true, true, true}};
+  Table t{{"task", "failed", "in (sample/trial)", "category", "query", "expected call", "first failing call", "reason"},
+          {},
+          {},
+          {false, true, false, false, false, false, false, false},
+          {true, false, true, false, true, true, true, true}};
   for (const auto& f : failing) {
-    t.rows.push_back({f.uuid, std::to_string(f.trial), f.category, f.query, f.expected, f.actual, f.reason});
+    std::string where = join(std::vector<std::string>(f.where.begin(), f.where.begin() + std::min<size_t>(f.where.size(), 6)), ", ");
+    if (f.where.size() > 6) where += ", ... (" + std::to_string(f.where.size()) + ")";
+    t.rows.push_back({f.uuid, std::to_string(f.failed) + " of " + std::to_string(f.trials), where, f.category, f.query,
+                      f.expected, f.actual, f.reason});
     t.row_class.push_back("st-failed");
   }
   return t;
@@ -85,7 +91,7 @@ Table agents_side_by_side_table(const std::vector<AgentColumn>& columns) {
     for (const auto& g : c.tasks.by_category) categories.insert(g.name);
   }
   const auto cell = [](const TaskGroup& g) {
-    return fmt_percent(g.passed, g.tasks) + " / " + fmt_percent(g.ast_ok, g.tasks) + " (" + std::to_string(g.tasks) + ")";
+    return fmt_percent(g.passed, g.trials) + " / " + fmt_percent(g.ast_ok, g.trials) + " (" + std::to_string(g.trials) + ")";
   };
   for (const auto& category : categories) {
     std::vector<std::string> row{category};

@@ -151,7 +151,7 @@ TEST(ReportsRenderTest, HtmlIsSelfContainedEscapedAndHasChartsAndTaskTables) {
   EXPECT_NE(html.find("skipped: needs cuda"), std::string::npos);
   EXPECT_NE(html.find("Read &lt;notes&gt; &amp; &quot;todo&quot;"), std::string::npos);
   EXPECT_NE(html.find("<th>AST accuracy</th>"), std::string::npos);
-  EXPECT_NE(html.find("<td>filesystem</td><td class=\"num\">2</td><td class=\"num\">50.0%</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>filesystem</td><td class=\"num\">2</td><td class=\"num\">2</td><td class=\"num\">50.0%</td>"), std::string::npos);
   EXPECT_NE(html.find("argument path differs"), std::string::npos);
   EXPECT_NE(html.find("read_file({&quot;path&quot;:&quot;/b&quot;})"), std::string::npos);  // actual call
 }
@@ -212,6 +212,51 @@ TEST(ReportsRenderTest, ToolbenchAgentsSideBySidePerCategory) {
 
   d.cases.resize(1);  // one agent: nothing to put side by side
   EXPECT_EQ(render(d, Format::Md).find("Agents side by side"), std::string::npos);
+}
+
+// Five samples (repetitions) of the same tasks: a task that fails every time is one row "failed 5 of 5"
+// naming the samples, the counts tell tasks from trials, and a trial without a tool call adds no latency.
+// The failures of a reference agent (heuristic: the floor) fold away; an LLM agent's stay open.
+TEST(ReportsRenderTest, TaskFailuresAreOneRowPerTaskAndReferenceAgentsFold) {
+  RunData d;
+  d.run.uuid = "folds";
+  for (const std::string agent : {"heuristic", "openai"}) {
+    auto c = test::make_case("toolbench", {{"agent", agent}}, {{"time_ms", {1, 1, 1, 1, 1}}});
+    c.label = "agent=" + agent;
+    for (int sample = 0; sample < 5; ++sample) {
+      c.items.push_back(test::task_item("t1", "filesystem", "read_file", true, true, ""));
+      auto failing = test::task_item("t2", "filesystem", "read_file", false, false, "wrong path");
+      if (sample % 2) failing.second["calls"] = nlohmann::json::array(), failing.second["latency_ms"] = 0;
+      c.items.push_back(failing);
+    }
+    d.cases.push_back(std::move(c));
+  }
+  const std::string md = render(d, Format::Md);
+  EXPECT_EQ(count(md, "| t2 | 5 of 5 | s0/t0, s1/t0, s2/t0, s3/t0, s4/t0 |"), 2u) << md;
+  EXPECT_EQ(count(md, "1 task failed in 5 of 10 trials"), 2u) << md;
+  EXPECT_NE(md.find("| all | 2 | 10 | 50.0% | 50.0% | 12.50 |"), std::string::npos) << md;  // 0 ms trials left out
+  EXPECT_NE(md.find("<details><summary>1 task failed in 5 of 10 trials (the floor agent: a reference point)"),
+            std::string::npos) << md;
+  const std::string html = render(d, Format::Html);
+  EXPECT_EQ(count(html, "<details><summary>1 task failed in 5 of 10 trials (the floor agent"), 1u);
+  EXPECT_EQ(count(html, "<p>1 task failed in 5 of 10 trials</p>"), 1u);  // the openai agent's, open
+}
+
+// A report too long for a pull-request comment is cut at a line, under kMaxMarkdownBytes, and says where the
+// rest is.
+TEST(ReportsRenderTest, MarkdownIsCutBelowAPullRequestCommentsLimit) {
+  RunData d;
+  d.run.uuid = "0123abcd-long";
+  auto c = test::make_case("toolbench", {{"agent", "openai"}}, {{"time_ms", {1}}});
+  for (int i = 0; i < 1500; ++i)
+    c.items.push_back(test::task_item("t" + std::to_string(i), "filesystem", "read_file", false, false, "wrong"));
+  d.cases.push_back(std::move(c));
+  const std::string md = render(d, Format::Md);
+  EXPECT_LE(md.size(), kMaxMarkdownBytes);
+  EXPECT_GT(md.size(), kMaxMarkdownBytes - 2000);
+  EXPECT_NE(md.find("**Cut here**"), std::string::npos);
+  EXPECT_NE(md.find("mlsysbench report 0123abcd -o report.html"), std::string::npos);
+  EXPECT_EQ(md[md.rfind("\n\n**Cut here**") - 1], '|') << "cut at the end of a table row";
 }
 
 TEST(ReportsRenderTest, ASingleSampleShowsNoNoiseEstimate) {
