@@ -73,11 +73,23 @@ nlohmann::json workload_catalog(const nlohmann::json& catalog, const std::string
     }
   }
   if (out["workloads"].empty()) {
+    std::vector<std::string> suites;
+    for (const auto& s : catalog["suites"]) {
+      suites.push_back(s["name"].get<std::string>());
+      if (s["name"] != workload) continue;  // a suite: it and the workloads it runs
+      out["suites"].push_back(s);
+      for (const auto& w : catalog["workloads"])
+        if (s.contains("workloads") && std::find(s["workloads"].begin(), s["workloads"].end(), w["name"]) != s["workloads"].end())
+          out["workloads"].push_back(w);
+      return out;
+    }
     if (catalog.contains("aliases"))
       for (const auto& [family, alias] : catalog["aliases"].items()) names.push_back(family);
     std::sort(names.begin(), names.end());
-    throw std::invalid_argument("unknown workload '" + workload + "' (workloads: " + join(names, ", ") + ")" +
-                                did_you_mean(workload, names));
+    std::vector<std::string> all = names;
+    all.insert(all.end(), suites.begin(), suites.end());
+    throw std::invalid_argument("unknown workload or suite '" + workload + "' (workloads: " + join(names, ", ") +
+                                "; suites: " + join(suites, ", ") + ")" + did_you_mean(workload, all));
   }
   if (catalog.contains("aliases") && catalog["aliases"].contains(workload))
     out["aliases"][workload] = catalog["aliases"][workload];

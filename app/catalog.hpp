@@ -17,8 +17,9 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
 /// Human-readable form of catalog_json.
 std::string catalog_text(const nlohmann::json& catalog);
 
-/// The catalog of one workload: its entry, and the suites that run it. Throws std::invalid_argument
-/// for an unknown workload, listing the known ones (and the nearest name).
+/// The catalog of one workload (or family): its entry, and the suites that run it; or of one suite: the suite
+/// and the workloads it runs. Throws std::invalid_argument for an unknown name, listing the workloads and
+/// suites (and the nearest name).
 nlohmann::json workload_catalog(const nlohmann::json& catalog, const std::string& workload);
 
 }  // namespace mlsb

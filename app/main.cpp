@@ -26,7 +26,7 @@ int usage_error(const CLI::App& app, const std::vector<mlsb::cli::Command>& comm
     if (std::any_of(commands.begin(), commands.end(), [&](const auto& c) { return c.app->get_name() == arg; })) break;
     std::string names;
     for (const auto& c : commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
-    std::fprintf(stderr, "mlsysbench: unknown command '%s' (commands: %s)\n", arg.c_str(), names.c_str());
+    std::fprintf(stderr, "mlsysbench: error: unknown command '%s' (commands: %s)\n", arg.c_str(), names.c_str());
     return 2;
   }
   // A mistyped option: name the nearest option of the command it was given to.
@@ -55,11 +55,19 @@ int usage_error(const CLI::App& app, const std::vector<mlsb::cli::Command>& comm
       return 2;
     }
   }
-  const int rc = app.exit(e);  // prints help/version (rc 0) or the error
+  if (e.get_exit_code() != 0) {  // in the style of every other error, not CLI11's own
+    const CLI::App* cmd = nullptr;
+    for (const auto& c : commands)
+      if (*c.app) cmd = c.app;
+    std::fprintf(stderr, "mlsysbench: error: %s (see mlsysbench%s --help)\n", e.what(),
+                 cmd ? (" " + cmd->get_name()).c_str() : "");
+    return 2;  // every usage error is bad input: exit 2, as for other bad input
+  }
+  app.exit(e);  // help or version
   if (dynamic_cast<const CLI::CallForHelp*>(&e))
     for (const auto& c : commands)
       if (*c.app && c.after_help) c.after_help();
-  return rc == 0 ? 0 : 2;  // every usage error is bad input: exit 2, as for other bad input
+  return 0;
 }
 
 }  // namespace

@@ -197,11 +197,15 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   if (suite_file) {
     Suite suite = load_suite(*suite_file);
     plan.suite = suite.name;
-    // The suite's times were for its own runner settings: command-line ones void them.
+    // The suite's times were for its own runner settings: command-line ones void them, except a sample count
+    // alone (--repetitions, and a timeout that only bounds it), by which they are scaled below.
     const bool own_runner = !runner.warmup && !runner.min_samples && !runner.max_samples && !runner.min_time_s &&
-                            !runner.max_noise && !runner.max_time_s && !runner.timeout_s;
+                            !runner.max_noise && !runner.max_time_s;
+    const bool repetitions_only = !runner.warmup && runner.min_samples && runner.max_samples == runner.min_samples &&
+                                  !runner.min_time_s && !runner.max_noise && runner.max_time_s &&
+                                  std::isinf(*runner.max_time_s);
     for (auto& e : suite.entries)
-      entries.push_back({e.workload, e.params, e.runner, own_runner ? e.expected_s : -1,
+      entries.push_back({e.workload, e.params, e.runner, own_runner || repetitions_only ? e.expected_s : -1,
                          e.measure.empty() ? suite.measure : e.measure});
   } else {
     plan.suite = std::string(target);
@@ -229,6 +233,9 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     std::set<std::string> given;  // axes the suite entry or the command line set: always in the name
     for (const auto& [axis, vals] : e.params) given.insert(axis);
     const RunnerOverrides over = e.runner.merged(runner);
+    // --repetitions N: the suite's time, taken with its own sample count, scaled to N samples.
+    if (e.expected_s > 0 && runner.min_samples)
+      e.expected_s *= static_cast<double>(*runner.min_samples) / std::max(1, e.runner.apply(info.runner).min_samples);
     for (auto& p : expand_axes(info, e.params)) {
       const RunnerDefaults settings = over.apply(info.runner);
       for (const auto& axis : info.axes) {

@@ -211,6 +211,9 @@ Store::Store(const std::filesystem::path& path, bool read_only) : path_(path) {
   if (std::error_code ec; read_only && !std::filesystem::exists(path_, ec))
     throw StoreError("the store " + path_.string() +
                      " does not exist yet: `mlsysbench run` creates it (pick another store with --db or MLSB_DB)");
+  if (std::error_code ec; !read_only && path_.has_parent_path() && !std::filesystem::is_directory(path_.parent_path(), ec))
+    throw StoreError("the folder " + path_.parent_path().string() + " of the store " + path_.string() +
+                     " does not exist: create it, or pick another store with --db or MLSB_DB");
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";

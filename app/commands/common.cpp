@@ -1,6 +1,7 @@
 // Helpers several subcommands share (common.hpp).
 #include "app/commands/common.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -25,6 +26,19 @@ std::string default_db() {
 
 int64_t resolve(reports::Store& store, const std::string& ref) {
   if (auto id = store.resolve_run(ref)) return *id;
+  // NAME~N past the oldest run: say how far back the store goes.
+  if (const size_t tilde = ref.rfind('~'); tilde != std::string::npos && tilde > 0) {
+    const std::string name = ref.substr(0, tilde);
+    int runs = 0;
+    for (const auto& r : store.list_runs())
+      runs += name == "latest" ? r.status != reports::RunStatus::Running
+                               : std::find(r.tags.begin(), r.tags.end(), name) != r.tags.end();
+    if (runs > 0)
+      throw std::invalid_argument("'" + ref + "' goes back past the oldest run: " + store.path().string() + " holds " +
+                                  std::to_string(runs) + (name == "latest" ? " finished" : " '" + name + "'") +
+                                  (runs == 1 ? " run" : " runs") + ", so " + name + "~" + std::to_string(runs - 1) +
+                                  " is the oldest");
+  }
   throw std::invalid_argument("no run matches '" + ref + "' in " + store.path().string() +
                               " (use an id, a uuid, a tag, or latest; see `mlsysbench db ls`)");
 }

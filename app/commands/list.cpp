@@ -29,7 +29,9 @@ Command add_list_command(CLI::App& app) {
   auto args = std::make_shared<ListArgs>();
   auto* list = app.add_subcommand("list", "show workloads (axes, defaults, metrics, units) and suites");
   list->add_flag("--json", args->json, "print as JSON");
-  list->add_option("workload", args->workload, "only this workload (its axes, metrics and the suites that run it)");
+  list->add_option("workload", args->workload,
+                   "only this workload (its axes, metrics and the suites that run it), or this suite (and the "
+                   "workloads it runs)");
   return {list, [args](const Globals&) { return run_list(*args); }, {}};
 }
 

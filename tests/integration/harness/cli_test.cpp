@@ -105,9 +105,9 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"run toolbench -p agent=openai --dry-run", "agent 'openai' needs a model: -p model=NAME"},
       {"run toolbench -p agent=anthropic -p model=m -p base_url=ftp://x", "base_url 'ftp://x' is not an http"},
       {"list compres",
-       "unknown workload 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, "
-       "moe_offload, "
-       "moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench) (did you mean 'compress'?)"},
+       "unknown workload or suite 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, "
+       "moe_offload, moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench; suites: "},
+      {"list compres", "(did you mean 'compress'?)"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(db + c.args);
@@ -115,6 +115,9 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
     EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.args;
   }
   EXPECT_FALSE(fs::exists(dir / "x.db"));
+  const auto no_folder = test::run_cli("--db " + shell_quote(dir / "no" / "such" / "x.db") + " run compress.codec");
+  EXPECT_EQ(no_folder.exit_code, 2);
+  EXPECT_THAT(no_folder.err, HasSubstr("the folder " + (dir / "no" / "such").string() + " of the store"));
   const auto usage = test::run_cli("run");
   EXPECT_NE(usage.exit_code, 0);
   EXPECT_THAT(usage.err + usage.out, HasSubstr("target"));
@@ -134,6 +137,11 @@ TEST(CliList, OneWorkloadAndRunHelp) {
   const auto zero = test::run_cli("run moe_offload --repetitions 0");
   EXPECT_NE(zero.exit_code, 0);
   EXPECT_THAT(zero.err, HasSubstr("--repetitions: Value 0 not in range 1 to 1000000"));
+  // A suite's name lists the suite and the workloads it runs.
+  const auto suite = test::run_cli("list smoke");
+  ASSERT_EQ(suite.exit_code, 0) << suite.err;
+  EXPECT_THAT(suite.out, AllOf(HasSubstr("smoke —"), HasSubstr("toolbench —"), HasSubstr("moe_offload —"),
+                               Not(HasSubstr("aa-check"))));
 }
 
 // Every workload's examples (`list WORKLOAD`) are runnable as printed from the project root: each plans
@@ -256,6 +264,10 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
   const auto gone = test::run_cli(db + "report base");
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_THAT(gone.err, HasSubstr("no run matches 'base'"));
+  const auto past = test::run_cli(db + "report cand~3");
+  EXPECT_EQ(past.exit_code, 2);
+  EXPECT_THAT(past.err, HasSubstr("'cand~3' goes back past the oldest run: ")) << past.err;
+  EXPECT_THAT(past.err, HasSubstr(" holds 1 'cand' run, so cand~0 is the oldest")) << past.err;
 }
 
 // Starts `mlsysbench run toolbench` on the authored dataset's first 4 tasks with trials=1,2,3 (three cases,

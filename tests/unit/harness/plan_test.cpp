@@ -194,5 +194,26 @@ TEST(HarnessSuite, PlaceholdersExpand) {
   EXPECT_EQ(expand_placeholders("plain"), "plain");
 }
 
+// A suite's expected_s was measured with its own sample count: --repetitions N scales it by N over that
+// count (the nightly always passes --repetitions), other runner options void it, and so does -p.
+TEST(HarnessPlan, ExpectedSecondsScaleWithRepetitionsAndDropForOtherRunnerOptions) {
+  test::TempDir dir;
+  const auto suite = dir / "timed.json";  // test_counter takes 3 samples at least by default
+  test::write_file(suite, R"({"name": "timed", "cases": [{"workload": "test_counter", "expected_s": 6}]})");
+  const auto expected = [&](const AxisOverrides& axes, const RunnerOverrides& runner) {
+    return build_plan(suite.string(), {}, axes, runner, "").cases.at(0).expected_s;
+  };
+  EXPECT_DOUBLE_EQ(expected({}, {}), 6);
+  RunnerOverrides reps;
+  reps.set_repetitions(5);
+  EXPECT_DOUBLE_EQ(expected({}, reps), 10);
+  reps.timeout_s = 60;  // a timeout only bounds the case
+  EXPECT_DOUBLE_EQ(expected({}, reps), 10);
+  RunnerOverrides warmup;
+  warmup.warmup = 4;
+  EXPECT_EQ(expected({}, warmup), -1);
+  EXPECT_EQ(expected({{"size", {"7"}}}, reps), -1);
+}
+
 }  // namespace
 }  // namespace mlsb
