@@ -9,6 +9,7 @@
 #include "reports/baseline.hpp"
 #include "reports/detail/report_text.hpp"
 #include "reports/status.hpp"
+#include "reports/run_listing.hpp"
 #include "util/text.hpp"
 
 namespace mlsb::reports {
@@ -62,7 +63,9 @@ Judgement judge(Store& store, const RunData& run, const NightlyOptions& options,
     notes.push_back(suite + ": " + no_baseline_note(store, run.run));
     return j;
   }
-  const std::string base_id = std::to_string(ref->base.run.id);
+  // The store's id of the reference and the day it ran (an id alone means nothing outside this store).
+  const std::string base_id = std::to_string(ref->base.run.id) +
+                              (ref->base.run.started_at > 0 ? " of " + format_utc(ref->base.run.started_at).substr(0, 10) : "");
   const auto differences = environment_differences(ref->base.run, run.run);
   std::string changed;
   for (const auto& d : differences) changed += (changed.empty() ? "" : "; ") + d;
@@ -100,7 +103,11 @@ void judge_history(Store& store, SuiteNight& s, const NightlyOptions& options) {
     History h = load_history(store, q);
     detect_history(h, options.steps);
     const auto regressions = standing_regressions(h);
-    s.history_verdict = regressions.empty() ? "no standing regression " + link : "**standing regression** " + link;
+    const bool judged = std::any_of(h.series.begin(), h.series.end(),
+                                    [](const HistorySeries& series) { return series.analysis.enough_history; });
+    s.history_verdict = !regressions.empty() ? "**standing regression** " + link
+                        : judged             ? "no standing regression " + link
+                                             : "too short to judge (" + std::to_string(h.runs.size()) + " runs) " + link;
     for (const auto& r : regressions) s.notes.push_back(s.name + ": standing regression in the history: " + describe(r));
     s.history = std::move(h);
   } catch (const HistoryTooShort&) {
@@ -288,12 +295,21 @@ std::string render_night_summary(const NightlyResult& night, const std::string& 
     for (const auto& n : notes) md += "- " + n + "\n";
     md += "\n";
   }
-  md +=
-      "Exit status: 0 pass (also \"no baseline yet\"), 1 confirmed regression, 2 usage error, 3 unfit\n"
-      "environment, 4 build failure or failed case, 130 interrupted. Files: `report-SUITE.{html,json,md}` (the runs),\n"
-      "`compare-SUITE.*` (against the baseline), `confirm-SUITE.*` and `compare-confirm-SUITE.*` (re-runs\n"
-      "of the worse cases), `history-SUITE.{html,json}`, `env.json`, `gpu.txt` (--backend cuda), `store.db` (a copy of\n"
-      "the store), `logs/`.\n";
+  // The files this night wrote (mlsysbench nightly's write_suite_artifacts), and only those.
+  std::vector<std::string> files;
+  for (const auto& s : night.suites) {
+    const auto add = [&](bool wrote, const char* kind, const char* formats, const char* what) {
+      if (wrote) files.push_back("`" + night_file_stem(kind, s.suite) + "." + formats + "` (" + what + ")");
+    };
+    add(s.run.has_value(), "report", "{html,json,md}", "the run");
+    add(s.comparison.has_value(), "compare", "{html,json,md}", "against the baseline");
+    add(s.rerun.has_value(), "confirm", "{html,json,md}", "the re-run of the worse cases");
+    add(s.rerun_comparison.has_value(), "compare-confirm", "{html,json,md}", "the re-run against the baseline");
+    add(s.history.has_value(), "history", "{html,json}", "the history");
+  }
+  files.insert(files.end(), {"`env.json`", "`store.db` (a copy of the store)", "`logs/`"});
+  md += "Exit status: 0 pass (also \"no baseline yet\"), 1 confirmed regression, 2 usage error, 3 unfit environment, 4 "
+        "build failure or failed case, 130 interrupted.\n\nFiles: " + join(files, ", ") + ".\n";
   return md;
 }
 

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using mlsb::test::TempDir;
 using test::Night;
 
@@ -89,6 +90,22 @@ TEST(NightlyDecisions, TheFirstNightHasNoBaselineAndPasses) {
   EXPECT_EQ(r.suites[0].cases, "2 ok");
   EXPECT_THAT(render_night_summary(r, "ctx"), AllOf(HasSubstr("# mlsysbench nightly: PASS (exit 0)"), HasSubstr("ctx"),
                                                    HasSubstr("| nightly-gpu | [1](report-nightly-gpu.html) | 2 ok |")));
+  // It lists the files it wrote, and only those: a first night compares nothing and has no history.
+  const std::string summary = render_night_summary(r, "ctx");
+  EXPECT_THAT(summary, AllOf(HasSubstr("Files: `report-nightly-gpu.{html,json,md}` (the run), `env.json`"),
+                             Not(HasSubstr("compare-")), Not(HasSubstr("history-")), Not(HasSubstr("gpu.txt"))));
+  EXPECT_LT(summary.size(), 4000u);
+}
+
+// The second night has a baseline (named by its id and day) but a history too short to find a step in: it
+// says so instead of "no standing regression".
+TEST(NightlyDecisions, TheSecondNightSaysItsHistoryIsTooShortToJudge) {
+  Scenario sc;
+  sc.nights(1);
+  const auto r = sc.night({}, {});
+  EXPECT_EQ(r.status, kNightPass);
+  EXPECT_THAT(r.suites.at(0).history_verdict, HasSubstr("too short to judge (2 runs)"));
+  EXPECT_THAT(r.suites.at(0).against_baseline, HasSubstr("no regression against run 1 of 20"));
 }
 
 TEST(NightlyDecisions, ARegressionTheReRunReproducesIsConfirmed) {
