@@ -30,6 +30,7 @@ nlohmann::json catalog_json(const std::vector<std::filesystem::path>& suite_dirs
       if (!a.choices.empty()) axis[a.path ? "keywords" : "choices"] = a.choices;
       axis["path"] = a.path;
       axis["data"] = a.data;  // defines the case's input (its seed), not the method
+      if (!a.applies_if.empty()) axis["applies_when"] = {{"axis", a.applies_if}, {"values", a.applies_if_values}};
       w["axes"].push_back(axis);
     }
     w["metrics"] = nlohmann::json::array();
@@ -128,7 +129,11 @@ std::string catalog_text(const nlohmann::json& c) {
       std::string defaults;
       for (const auto& d : a["defaults"]) defaults += (defaults.empty() ? "" : ",") + (d.is_string() ? d.get<std::string>() : d.dump());
       o << "      " << a["name"].get<std::string>() << " (" << a["type"].get<std::string>() << ", default "
-        << defaults << (a.value("data", false) ? ", data" : "") << ")";
+        << defaults << (a.value("data", false) ? ", data" : "")
+        << (a.contains("applies_when") ? ", only when " + a["applies_when"]["axis"].get<std::string>() + "=" +
+                                             join(a["applies_when"]["values"].get<std::vector<std::string>>(), "|")
+                                       : "")
+        << ")";
       if (a.contains("choices")) o << " [" << join(a["choices"].get<std::vector<std::string>>(), "|") << "]";
       if (a.value("path", false))
         o << " [a path" << (a.contains("keywords") ? ", or " + join(a["keywords"].get<std::vector<std::string>>(), "|") : "")

@@ -51,6 +51,12 @@ Axis data_axis(Axis axis) {
   return axis;
 }
 
+Axis applies_when(Axis axis, std::string other, std::vector<std::string> values) {
+  axis.applies_if = std::move(other);
+  axis.applies_if_values = std::move(values);
+  return axis;
+}
+
 std::filesystem::path input_path(const State& state, const char* axis) {
   return expand_placeholders(state.get_string(axis));
 }

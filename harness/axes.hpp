@@ -23,6 +23,9 @@ Axis path_axis(std::string name, std::string def, std::string help, std::vector<
 
 /// `axis` marked as a data axis (Axis::data): cases that differ only in other axes get the same input.
 Axis data_axis(Axis axis);
+/// `axis` made to matter only when axis `other` takes one of `values` (Axis::applies_if): `chunks` only with
+/// `overlap=chunked`.
+Axis applies_when(Axis axis, std::string other, std::vector<std::string> values);
 
 /// The metrics of `vocabulary` named by `names`, in that order: a family of benchmarks declares each metric
 /// once and every benchmark picks its own. Throws std::logic_error naming a name not in the vocabulary.

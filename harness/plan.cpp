@@ -65,6 +65,7 @@ std::string case_label(const WorkloadInfo& info, const Params& p, const std::set
   Params named;
   for (const auto& [name, value] : p) {
     const Axis* axis = info.find_axis(name);
+    if (axis && !axis->applies(p)) continue;  // set to its default for this case: no part of its name
     if (!axis || given.count(name) || axis->defaults.size() != 1 || !(axis->defaults[0] == value))
       named[name] = value;
   }
@@ -154,7 +155,15 @@ std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& v
       }
     cases = std::move(next);
   }
-  return cases;
+  // An axis that does not apply to a case takes its default there; the cases that then coincide are one.
+  std::vector<Params> out;
+  std::set<std::string> keys;
+  for (auto& p : cases) {
+    for (const auto& axis : info.axes)
+      if (!axis.applies(p)) p[axis.name] = axis.defaults.front();
+    if (keys.insert(params_key(p)).second) out.push_back(std::move(p));
+  }
+  return out;
 }
 
 void Plan::set_measure(const std::string& m) {

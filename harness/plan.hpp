@@ -60,8 +60,9 @@ using AxisOverrides = std::map<std::string, std::vector<std::string>>;
 AxisOverrides parse_axis_overrides(const std::vector<std::string>& specs);
 
 /// Cartesian product of `axes` values: each axis takes its override values if given (parsed and
-/// validated against type and choices), else its defaults. Throws std::invalid_argument naming the
-/// axis and its allowed values for a bad value.
+/// validated against type and choices), else its defaults. An axis that does not apply to a case
+/// (Axis::applies_if) takes its first default there, and the cases that then coincide are kept once, in
+/// first-seen order. Throws std::invalid_argument naming the axis and its allowed values for a bad value.
 std::vector<Params> expand_axes(const WorkloadInfo& info, const AxisOverrides& values);
 
 /// Checks `value` against `axis` (type already parsed; a String axis with choices must use one).

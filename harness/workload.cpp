@@ -52,6 +52,13 @@ std::mt19937_64 State::rng(uint64_t stream) const {
   return std::mt19937_64(splitmix64(seed_ + 0x9e3779b97f4a7c15ULL * (stream + 1)));
 }
 
+bool Axis::applies(const Params& p) const {
+  if (applies_if.empty()) return true;
+  const auto it = p.find(applies_if);
+  return it == p.end() || std::find(applies_if_values.begin(), applies_if_values.end(), to_string(it->second)) !=
+                              applies_if_values.end();
+}
+
 comm::Communicator& State::comm() const {
   if (comm_) return *comm_;
   // Outside the runner (a test driving a workload directly): one rank, shared by the process.

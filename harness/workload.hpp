@@ -43,6 +43,13 @@ struct Axis {
   /// (case_seed in harness/runner.hpp), so cases that differ in a method axis (a codec, a cache policy,
   /// a drop policy) see identical inputs. Set with data_axis() (harness/axes.hpp).
   bool data = false;
+  /// The axis matters only when axis `applies_if` takes one of `applies_if_values` ("" = always): in the
+  /// other cases the plan sets it to its first default, makes one case of those that then coincide and
+  /// leaves it out of the case's name. Set with applies_when() (harness/axes.hpp).
+  std::string applies_if;
+  std::vector<std::string> applies_if_values;
+  /// Whether the axis matters in a case of these params (see applies_if).
+  bool applies(const Params& p) const;
 };
 
 /// splitmix64's output function (Steele, Lea & Flood, OOPSLA 2014): decorrelates nearby seeds.

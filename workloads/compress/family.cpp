@@ -30,11 +30,14 @@ std::vector<Axis> input_axes() {
 std::vector<Axis> codec_axes() {
   return {
       string_axis("codec", {"exponent"}, "codec (lossless: none, exponent, zstd, lz4)", codec_names()),
-      int_axis("level", {1}, "zstd level", -131072, 22),
-      int_axis("block", {128}, "elements per scale block (int8-block, fp8-*)", 1, 1LL << 31),
-      float_axis("density", {0.01}, "fraction of elements kept by topk and randomk", 1e-9, 1),
-      int_axis("rank", {4}, "PowerSGD rank", 1, 65536),
-      int_axis("error_feedback", {1}, "1: topk, randomk and powersgd keep the residual between steps", 0, 1),
+      applies_when(int_axis("level", {1}, "zstd level", -131072, 22), "codec", {"zstd"}),
+      applies_when(int_axis("block", {128}, "elements per scale block (int8-block, fp8-*)", 1, 1LL << 31), "codec",
+                   {"int8-block", "fp8-e4m3", "fp8-e5m2"}),
+      applies_when(float_axis("density", {0.01}, "fraction of elements kept by topk and randomk", 1e-9, 1), "codec",
+                   {"topk", "randomk"}),
+      applies_when(int_axis("rank", {4}, "PowerSGD rank", 1, 65536), "codec", {"powersgd"}),
+      applies_when(int_axis("error_feedback", {1}, "1: topk, randomk and powersgd keep the residual between steps", 0, 1),
+                   "codec", {"topk", "randomk", "powersgd"}),
       threads_axis(),
   };
 }

@@ -57,17 +57,20 @@ class LayerBench final : public Workload {
                     "expert parallelism: none = one all-to-all at a time; chunked = dispatch of chunk i+1 and "
                     "combine of chunk i-1 in flight while the experts compute chunk i (bit-identical)",
                     {"none", "chunked"}));
-    w.axes.push_back(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into", 1,
-                              static_cast<double>(kMaxChunks)));
+    w.axes.push_back(applies_when(int_axis("chunks", {1}, "overlap=chunked: chunks each rank's routed rows are cut into",
+                                           1, static_cast<double>(kMaxChunks)),
+                                  "overlap", {"chunked"}));
     const double last_wait = static_cast<double>(pipeline_waits(kMaxChunks) - 1);
-    w.axes.push_back(
+    w.axes.push_back(applies_when(
         int_axis("shared_slot_fwd", {-1},
                  "overlap=chunked: the shared experts' forward runs before the pipeline's wait N (waits: "
                  "dispatch 0, then per step i dispatch i and combine i-1, then the last combine: 2*chunks); "
                  "-1 = after the pipeline",
-                 -1, last_wait));
-    w.axes.push_back(
-        int_axis("shared_slot_bwd", {-1}, "overlap=chunked: as shared_slot_fwd, in the backward", -1, last_wait));
+                 -1, last_wait),
+        "overlap", {"chunked"}));
+    w.axes.push_back(applies_when(
+        int_axis("shared_slot_bwd", {-1}, "overlap=chunked: as shared_slot_fwd, in the backward", -1, last_wait),
+        "overlap", {"chunked"}));
     w.axes.push_back(float_axis("link_gbps", {0.0},
                                 "modelled link for the all-to-alls, GB/s per rank: each completes no earlier than "
                                 "bytes / bandwidth + latency per message after its start; 0 = the real transport alone",

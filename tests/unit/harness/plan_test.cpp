@@ -215,5 +215,22 @@ TEST(HarnessPlan, ExpectedSecondsScaleWithRepetitionsAndDropForOtherRunnerOption
   EXPECT_EQ(expected({{"size", {"7"}}}, reps), -1);
 }
 
+// An axis that applies only with another's value (chunks with overlap=chunked, a codec's own knobs) does not
+// multiply the cases where it does not apply: one case for those, named without it.
+TEST(HarnessPlan, AnAxisThatDoesNotApplyMakesOneCaseNamedWithoutIt) {
+  const auto names = [](const Plan& plan) {
+    std::vector<std::string> out;
+    for (const auto& c : plan.cases) out.push_back(c.display_name());
+    return out;
+  };
+  const Plan overlap = build_plan("moe_train.layer", {}, {{"overlap", {"none", "chunked"}}, {"chunks", {"2", "4"}}}, {}, "");
+  EXPECT_EQ(names(overlap), (std::vector<std::string>{"moe_train.layer/overlap=none", "moe_train.layer/chunks=2,overlap=chunked",
+                                                      "moe_train.layer/chunks=4,overlap=chunked"}));
+  EXPECT_EQ(std::get<int64_t>(overlap.cases[0].params.at("chunks")), 1);  // its default where it does not apply
+  const Plan codecs = build_plan("compress.codec", {}, {{"codec", {"zstd", "lz4"}}, {"level", {"1", "3"}}}, {}, "");
+  EXPECT_EQ(names(codecs), (std::vector<std::string>{"compress.codec/codec=zstd,level=1", "compress.codec/codec=zstd,level=3",
+                                                     "compress.codec/codec=lz4"}));
+}
+
 }  // namespace
 }  // namespace mlsb
