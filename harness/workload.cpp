@@ -94,6 +94,10 @@ void State::warn(std::string message) {
     warnings_.push_back(std::move(message));
 }
 
+void State::note(std::string message) {
+  if (std::find(notes_.begin(), notes_.end(), message) == notes_.end()) notes_.push_back(std::move(message));
+}
+
 void State::skip(std::string reason) const { throw SkipCase(std::move(reason)); }
 void State::fail(std::string reason) const { throw FailCase(std::move(reason)); }
 void State::skip_unless_every_rank(const std::string& failure) const {

@@ -133,6 +133,10 @@ class State {
   /// the case's reason and printed on the progress line. Repeated messages are kept once.
   void warn(std::string message);
   const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Records what a reader should know of how the case ran, not a problem (the plan a planner chose): kept in
+  /// the case's reason as "note: ..." and printed on the progress line. Repeated messages are kept once.
+  void note(std::string message);
+  const std::vector<std::string>& notes() const { return notes_; }
   /// Progress within the current sample (e.g. tasks done of total), shown on the progress line.
   void progress(int64_t done, int64_t total) {
     progress_done_ = done;
@@ -186,7 +190,7 @@ class State {
   std::map<std::string, std::vector<double>> samples_;
   std::vector<std::pair<std::string, nlohmann::json>> items_;
   mutable std::mutex items_mutex_;  // add_item against items_since
-  std::vector<std::string> warnings_;
+  std::vector<std::string> warnings_, notes_;
   std::atomic<int64_t> progress_done_{0}, progress_total_{0};
 };
 

@@ -93,6 +93,7 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
   }
   if (finished && exec->state) {
     for (const auto& w : exec->state->warnings()) rec.reason += (rec.reason.empty() ? "warning: " : "; warning: ") + w;
+    for (const auto& n : exec->state->notes()) rec.reason += (rec.reason.empty() ? "note: " : "; note: ") + n;
     rec.items = std::move(exec->state->items());
     if (rec.status == CaseStatus::Ok) {
       rec.samples = exec->state->samples();

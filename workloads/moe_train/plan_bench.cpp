@@ -189,7 +189,29 @@ class PlanBench final : public Workload {
     args += " -p link_gbps=" + shortest(state.get_float("link_gbps")) +
             " -p link_latency_us=" + shortest(state.get_float("link_latency_us"));
     auto place = [&](int dir) { return shared ? shared_place(s.chunks, s.shared_slot[dir]) : "no shared experts"; };
-    state.add_item("plan", {{"chunks", s.chunks},
+    // Why this plan, in a sentence the report and the progress line show.
+    const auto named = [&](const Schedule& x) {
+      return "chunks=" + std::to_string(x.chunks) +
+             (shared ? ", shared experts " + shared_place(x.chunks, x.shared_slot[0]) + " (forward), " +
+                           shared_place(x.chunks, x.shared_slot[1]) + " (backward)"
+                     : std::string());
+    };
+    const auto pct = [&](double t) { return shortest(std::round(1000 * (1 - t / plan_.sequential_s)) / 10) + "%"; };
+    const std::string min_gain = shortest(100 * state.get_float("min_gain")) + "%";
+    const std::string decision =
+        plan_.kept_sequential
+            ? "the sequential order: the best pipeline (" + named(plan_.best) + ") is predicted only " +
+                  pct(plan_.best_s) + " faster than it, under min_gain " + min_gain
+        : s.chunks == 1 && s.shared_slot[0] < 0 && s.shared_slot[1] < 0
+            ? "the sequential order: no pipeline is predicted faster"
+            : named(s) + ": predicted " + pct(plan_.predicted_s) + " faster than the sequential order (min_gain " +
+                  min_gain + ")";
+    state.note("plan: " + decision);
+    state.add_item("plan", {{"decision", decision},
+                            {"kept_sequential", plan_.kept_sequential},
+                            {"best_chunks", plan_.best.chunks},
+                            {"best_predicted_ms", plan_.best_s * 1e3},
+                            {"chunks", s.chunks},
                             {"shared_slot_fwd", s.shared_slot[0]},
                             {"shared_slot_bwd", s.shared_slot[1]},
                             {"shared_forward", place(0)},

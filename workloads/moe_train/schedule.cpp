@@ -144,7 +144,11 @@ PlanResult choose_schedule(const ScheduleInputs& in, int64_t max_chunks, double 
     best.best_by_chunks.push_back(step);
     if (step < best.predicted_s) best.schedule = s, best.predicted_s = step;
   }
-  if (best.predicted_s > best.sequential_s * (1 - min_gain)) best.schedule = {}, best.predicted_s = best.sequential_s;
+  best.best = best.schedule, best.best_s = best.predicted_s;
+  if (best.predicted_s > best.sequential_s * (1 - min_gain)) {
+    best.kept_sequential = best.predicted_s < best.sequential_s;
+    best.schedule = {}, best.predicted_s = best.sequential_s;
+  }
   return best;
 }
 

@@ -99,6 +99,9 @@ struct PlanResult {
   double predicted_s = 0;              ///< predict_step_s of the schedule
   double sequential_s = 0;             ///< predict_step_s of the sequential order: one chunk, the shared experts after
   std::vector<double> best_by_chunks;  ///< [C - 1]: the least predicted step with C chunks
+  Schedule best;                       ///< the schedule of least predicted step, before min_gain is applied
+  double best_s = 0;                   ///< its predicted step
+  bool kept_sequential = false;        ///< min_gain kept the sequential order although `best` was predicted faster
 };
 
 /// The schedule of least predicted step over chunk counts 1..max_chunks and every shared-expert place; ties go

@@ -63,6 +63,11 @@ TEST(MoeSchedule, AGainBelowTheMarginKeepsTheSequentialOrder) {
   EXPECT_EQ(above.schedule.shared_slot[1], -1);
   EXPECT_EQ(above.predicted_s, above.sequential_s);
   EXPECT_EQ(above.best_by_chunks, free.best_by_chunks) << "the curve the plan was chosen from is unchanged";
+  // Why: the margin kept the sequential order, and the faster schedule it passed over is kept.
+  EXPECT_TRUE(above.kept_sequential);
+  EXPECT_FALSE(below.kept_sequential);
+  EXPECT_EQ(above.best.shared_slot[0], 0);
+  EXPECT_NEAR(above.best_s, free.predicted_s, 1e-15);
 }
 
 TEST(MoeSchedule, TasksCutByChunksComputeEveryExpertOnce) {
