@@ -23,9 +23,10 @@ std::string signed_percent(double change) {
 }
 
 // The runs in time order (by start time: ids follow the order of storing, which imports can change).
+// Two lines of at most 100 columns: the suite, machine and branch; then the runs and their dates.
 std::string heading(const History& h) {
-  return "history of suite '" + h.suite + "' on machine " + h.machine_key + ", branch '" + h.branch + "': " +
-         std::to_string(h.runs.size()) + " runs, " + format_utc(h.runs.front().started_at) + " .. " +
+  return "history of suite '" + h.suite + "' on machine " + h.machine_key.substr(0, 16) + ", branch '" + h.branch +
+         "'\n" + std::to_string(h.runs.size()) + " runs, " + format_utc(h.runs.front().started_at) + " .. " +
          format_utc(h.runs.back().started_at) + " UTC";
 }
 
