@@ -157,7 +157,11 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
     }
   } else {
     std::string path;
-    for (const auto& [x, y] : shown) path += (path.empty() ? "M" : "L") + svg_px(f.sx(x)) + " " + svg_px(f.sy(y));
+    double last_x = -INFINITY;
+    for (const auto& [x, y] : shown) {  // x going back starts a new line: the series' next repetition
+      path += (path.empty() || x < last_x ? "M" : "L") + svg_px(f.sx(x)) + " " + svg_px(f.sy(y));
+      last_x = x;
+    }
     if (!path.empty()) out += "<path class=\"line\" d=\"" + path + "\"/>";
     if (shown.size() <= 40)  // a sweep's points, each with its value on hover; a long curve stays a line
       for (const auto& [x, y] : shown)

@@ -28,7 +28,8 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks = 6, bool int
 /// An <svg> chart (class "chart", role="img") of `points` (x, y) in the given order, titled `title`,
 /// with 3–6 labelled ticks on each axis, the axes named `x_label` and `y_label` (give the unit in the
 /// label: "loss (nats/byte)"), and `options`' reference lines. Non-finite points are left out; no points
-/// gives an empty plot.
+/// gives an empty plot. A point whose x is below the one before it starts a new line: a series stored once per
+/// sample (a loss curve of each repetition) is drawn as one line per repetition, not joined end to start.
 std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
                            const std::vector<std::pair<double, double>>& points, const XyOptions& options = {});
 

@@ -98,6 +98,12 @@ TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
   EXPECT_THAT(detail::line_chart_svg("empty", "x", "y", {}), testing::Not(testing::HasSubstr("class=\"line\"")));
   // Fractional values are labelled in their shortest form.
   EXPECT_THAT(detail::line_chart_svg("t", "x", "y", {{0, 0.25}, {1, 0.5}, {2, 0.75}}), testing::HasSubstr(">0.3<"));
+  // A curve stored once per repetition: one line each, never a diagonal from the last step back to the first.
+  const std::string twice = detail::line_chart_svg("t", "step", "loss", {{0, 5}, {1, 4}, {2, 3}, {0, 5.1}, {1, 4.2}, {2, 3.1}});
+  const size_t at = twice.find("class=\"line\"");
+  const std::string d = twice.substr(at, twice.find("/>", at) - at);
+  EXPECT_EQ(std::count(d.begin(), d.end(), 'M'), 2) << d;
+  EXPECT_EQ(std::count(d.begin(), d.end(), 'L'), 4) << d;
 }
 
 TEST(XyChart, ColumnsAndLog2AxesLabelWithTheAxisUnits) {
