@@ -64,6 +64,11 @@ std::string verdict(const History& h, const HistorySeries& s) {
   return "no change";
 }
 
+// A run on the x axis of a history chart: its short git sha, else the day it ran.
+std::string run_label(const RunRecord& r) {
+  return !r.git_sha.empty() ? r.git_sha.substr(0, 7) : format_utc(r.started_at).substr(5, 5);
+}
+
 std::string point_title(const History& h, const HistorySeries& s, const HistoryPoint& p) {
   const RunRecord& r = h.runs[p.run];
   return "run " + std::to_string(r.id) + " (" + r.uuid.substr(0, 8) + "), git " + git_label(r) + ", " +
@@ -176,7 +181,8 @@ std::string render_html(const History& h) {
   for (const auto& s : h.series) {
     std::vector<detail::HistoryMark> marks;
     for (const auto& p : s.points)
-      marks.push_back({p.median, p.n >= 2 ? p.ci_lo : NAN, p.n >= 2 ? p.ci_hi : NAN, point_title(h, s, p), p.throttled});
+      marks.push_back({p.median, p.n >= 2 ? p.ci_lo : NAN, p.n >= 2 ? p.ci_hi : NAN, point_title(h, s, p), p.throttled,
+                       run_label(h.runs[p.run])});
     std::vector<detail::HistoryLevel> levels;
     std::vector<detail::HistoryStepMark> steps;
     if (h.detected) {

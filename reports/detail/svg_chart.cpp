@@ -9,6 +9,7 @@
 #include "util/text.hpp"
 #include "reports/detail/report_text.hpp"
 #include "reports/detail/svg_parts.hpp"
+#include "reports/detail/xy_chart.hpp"
 
 namespace mlsb::reports::detail {
 namespace {
@@ -184,16 +185,17 @@ std::string stacked_bar_chart_svg(const std::string& title, const std::string& u
 
 std::string history_chart_svg(const std::string& title, const std::string& unit, const std::vector<HistoryMark>& marks,
                               const std::vector<HistoryLevel>& levels, const std::vector<HistoryStepMark>& steps) {
-  constexpr double left = 80, plot_w = 640, plot_h = 200, top = 10, bottom = 24;
-  double y0 = INFINITY, y1 = -INFINITY;
+  constexpr double left = 80, plot_w = 640, plot_h = 200, top = 22, bottom = 24;
+  double lo = INFINITY, hi = -INFINITY;
   for (const auto& m : marks)
     for (double v : {m.y, m.lo, m.hi})
-      if (std::isfinite(v)) y0 = std::min(y0, v), y1 = std::max(y1, v);
-  if (!std::isfinite(y0)) y0 = 0, y1 = 1;
-  if (y1 == y0) y0 -= std::fabs(y0) * 0.05 + 0.5, y1 += std::fabs(y1) * 0.05 + 0.5;
-  const double pad = (y1 - y0) * 0.05;
-  y0 = y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad;  // a positive metric's axis never goes below 0
-  y1 += pad;
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
+  std::vector<double> ticks = nice_ticks(lo, hi, 5);
+  if (lo >= 0)  // a non-negative metric's axis never goes below 0
+    ticks.erase(std::remove_if(ticks.begin(), ticks.end(), [](double t) { return t < 0; }), ticks.end());
+  if (ticks.size() < 2) ticks = {0, hi > 0 ? hi : 1};
+  const double y0 = ticks.front(), y1 = ticks.back();
   const double n = static_cast<double>(std::max<size_t>(marks.size(), 2) - 1);
   const auto sx = [&](double i) { return left + i / n * plot_w; };
   const auto sy = [&](double y) { return top + (y1 - y) / (y1 - y0) * plot_h; };
@@ -226,13 +228,23 @@ std::string history_chart_svg(const std::string& title, const std::string& unit,
     out += std::string("<circle class=\"pt") + (m.throttled ? " throttled" : "") + "\" cx=\"" + x + "\" cy=\"" +
            svg_px(sy(m.y)) + "\" r=\"3\"/></g>";
   }
-  out += "<text class=\"lbl\" x=\"" + svg_px(left - 4) + "\" y=\"" + svg_px(top + 10) + "\">" +
-         html_escape(fmt_num(y1)) + "</text>";
-  out += "<text class=\"lbl\" x=\"" + svg_px(left - 4) + "\" y=\"" + base + "\">" +
-         html_escape(fmt_num(y0) + " " + unit) + "</text>";
-  out += "<text class=\"tick\" x=\"" + svg_px(left) + "\" y=\"" + svg_px(top + plot_h + 16) + "\">oldest</text>";
-  out += "<text class=\"tick end\" x=\"" + svg_px(left + plot_w) + "\" y=\"" + svg_px(top + plot_h + 16) +
-         "\">newest (" + std::to_string(marks.size()) + " runs)</text></svg>";
+  for (double t : ticks)  // inside the plot's left margin, right-aligned, with a grid line
+    out += "<path class=\"grid\" d=\"M" + svg_px(left) + " " + svg_px(sy(t)) + "H" + svg_px(left + plot_w) +
+           "\"/><text class=\"lbl\" x=\"" + svg_px(left - 4) + "\" y=\"" + svg_px(sy(t) + 4) + "\">" +
+           html_escape(tick_label(t)) + "</text>";
+  if (!unit.empty())
+    out += "<text class=\"lbl\" x=\"" + svg_px(left - 4) + "\" y=\"" + svg_px(top - 8) + "\">" + html_escape(unit) +
+           "</text>";
+  // At most 8 runs labelled: the first, the last and evenly between.
+  const size_t count = marks.size(), every = std::max<size_t>(1, (count + 6) / 7);
+  for (size_t i = 0; i < count; ++i) {
+    if (i % every != 0 && i + 1 != count) continue;
+    if (i + 1 != count && count - 1 - i < every / 2 + 1 && i != 0) continue;  // too close to the last
+    const char* anchor = count > 1 && i == 0 ? "start" : count > 1 && i + 1 == count ? "end" : "mid";  // inside
+    out += "<text class=\"tick " + std::string(anchor) + "\" x=\"" + svg_px(sx(static_cast<double>(i))) + "\" y=\"" +
+           svg_px(top + plot_h + 16) + "\">" + html_escape(marks[i].label) + "</text>";
+  }
+  out += "</svg>";
   return out;
 }
 

@@ -46,6 +46,7 @@ struct HistoryMark {
   double y = 0, lo = NAN, hi = NAN;  ///< median and its CI (NaN: none drawn)
   std::string title;                 ///< hover text: run, git sha, date, value
   bool throttled = false;            ///< drawn hollow
+  std::string label;                 ///< the x axis's label of the run: a short git sha, else its date
 };
 /// A level of the fit: runs [begin, end) at `value`.
 struct HistoryLevel {
@@ -60,7 +61,9 @@ struct HistoryStepMark {
 };
 /// An <svg> line chart of a metric over runs (x = run index): the medians joined by a line, each a dot
 /// with its hover title and CI whisker, the fitted levels as flat segments, and a dashed vertical marker
-/// at each step (class "step", plus "regression" for a standing regression).
+/// at each step (class "step", plus "regression" for a standing regression). The y axis has 3-6 nice ticks
+/// (nice_ticks) spanning every median and CI, never below 0 when none is negative, the unit above it; the x
+/// axis labels at most 8 runs (the first, the last and evenly between) with their HistoryMark::label.
 std::string history_chart_svg(const std::string& title, const std::string& unit, const std::vector<HistoryMark>& marks,
                               const std::vector<HistoryLevel>& levels, const std::vector<HistoryStepMark>& steps);
 

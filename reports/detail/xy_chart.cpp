@@ -12,25 +12,6 @@ namespace {
 
 constexpr double kXyLeft = 70, kXyPlotW = 560, kXyPlotH = 220, kXyTop = 12, kXyBottom = 44;
 
-// Whole numbers (steps, experts, sizes) are labelled as integers; powers of two from 1024 up with the
-// binary suffixes the axes accept (64Ki, 1Mi); other values in their shortest form (0.3, 2.5e-05).
-std::string tick_label(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    const auto n = static_cast<long long>(v);
-    static const char* suffix[] = {"Ki", "Mi", "Gi", "Ti"};
-    if (n >= 1024 && (n & (n - 1)) == 0) {
-      int s = -1;
-      long long m = n;
-      while (m >= 1024 && m % 1024 == 0 && s < 3) m /= 1024, ++s;
-      return std::to_string(m) + suffix[s];
-    }
-    if (std::fabs(v) < 1e6) return std::to_string(n);
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
 struct Range {
   double lo = 0, hi = 1;
 };
@@ -90,6 +71,23 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
 }
 
 }  // namespace
+
+std::string tick_label(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    const auto n = static_cast<long long>(v);
+    static const char* suffix[] = {"Ki", "Mi", "Gi", "Ti"};
+    if (n >= 1024 && (n & (n - 1)) == 0) {
+      int s = -1;
+      long long m = n;
+      while (m >= 1024 && m % 1024 == 0 && s < 3) m /= 1024, ++s;
+      return std::to_string(m) + suffix[s];
+    }
+    if (std::fabs(v) < 1e6) return std::to_string(n);
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
 
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks, bool integers) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) return {0, 1};

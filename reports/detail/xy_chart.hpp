@@ -19,6 +19,10 @@ struct XyOptions {
   std::vector<RefLine> marks;  ///< drawn and labelled; the y axis spans them too
 };
 
+/// A tick's label: whole numbers (steps, experts, sizes) as integers, powers of two from 1024 up with the
+/// binary suffixes the axes accept (64Ki, 1Mi), other values in their shortest form (0.3, 2.5e-05).
+std::string tick_label(double v);
+
 /// "Nice" tick values (steps of 1, 2 or 5 times a power of ten) covering [lo, hi] (the first at or below
 /// lo, the last at or above hi), about `max_ticks` of them; with `integers`, steps of at least 1 (for
 /// steps, experts). A single value (or values apart by rounding only) is widened by 10% of it (1 at 0)

@@ -276,5 +276,25 @@ TEST(ChartLabels, NameWhatDiffersAndStayDistinct) {
   EXPECT_NE(middle.find(">" + left + "2" + right + "</text>"), std::string::npos) << middle;
 }
 
+// A history chart's axes: 3-6 y ticks spanning the data (a constant non-negative series gets no negative
+// tick), the unit above them, and the runs' short shas on x (the first, the last and at most 8 in all).
+TEST(HistoryChart, LabelsRunsOnXAndNiceTicksOnY) {
+  std::vector<detail::HistoryMark> marks;
+  for (int i = 0; i < 20; ++i) marks.push_back({6083, NAN, NAN, "run", false, "sha" + std::to_string(100 + i)});
+  const std::string svg = detail::history_chart_svg("t", "ms", marks, {}, {});
+  size_t y_labels = 0;
+  for (size_t at = svg.find("class=\"lbl\""); at != std::string::npos; at = svg.find("class=\"lbl\"", at + 1)) ++y_labels;
+  EXPECT_GE(y_labels, 4u) << svg;  // 3 ticks at least, and the unit
+  EXPECT_LE(y_labels, 7u) << svg;
+  EXPECT_EQ(svg.find(">-"), std::string::npos) << "no negative tick for a positive series: " << svg;
+  EXPECT_NE(svg.find(">ms</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">sha100</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">sha119</text>"), std::string::npos);
+  size_t x_labels = 0;
+  for (size_t at = svg.find(">sha"); at != std::string::npos; at = svg.find(">sha", at + 1)) ++x_labels;
+  EXPECT_LE(x_labels, 8u);
+  EXPECT_GE(x_labels, 5u);
+}
+
 }  // namespace
 }  // namespace mlsb::reports
