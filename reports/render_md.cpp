@@ -1,6 +1,7 @@
 // The Markdown report (GitHub-flavoured): the HTML report's tables, without charts.
 #include "reports/detail/renderers.hpp"
 #include "reports/detail/tables.hpp"
+#include "reports/render.hpp"
 
 namespace mlsb::reports::detail {
 namespace {

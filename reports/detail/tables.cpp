@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "util/text.hpp"
+
 namespace mlsb::reports::detail {
 
 Table cases_table(const WorkloadGroup& g) {
