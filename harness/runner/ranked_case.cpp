@@ -1,5 +1,6 @@
 #include "harness/runner/ranked_case.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "harness/runner/watchdog.hpp"
 #include "harness/runner/work_dir.hpp"
 #include "util/clock.hpp"
+#include "util/text.hpp"
 
 namespace mlsb::runner {
 namespace {
@@ -20,12 +22,8 @@ using reports::CaseStatus;
 // The workload's communicator's timeout per collective (the Communicator default); workloads may change it.
 constexpr double kCaseCommTimeout = 60.0;
 
-// "0.05 s", "12 s": three significant digits, so a sub-second timeout is not shown as "0 s".
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", s);
-  return buf;
-}
+// "0.05 s", "1200 s": the value as given (a sub-second timeout is not "0 s"), to the millisecond.
+std::string format_seconds(double s) { return shortest(std::round(s * 1000) / 1000) + " s"; }
 
 }  // namespace
 
