@@ -91,7 +91,6 @@ std::string untested_note(const Comparison& cmp) {
 // A case's status in one run, or `absent` when the case is not in that run.
 std::string status_or(const std::optional<CaseStatus>& s, const char* absent) { return s ? status_name(*s) : absent; }
 
-
 std::string tally(const Comparison& cmp) {
   if (cmp.metrics.empty()) return "no case ok in both runs: nothing was compared";
   int counts[4] = {0, 0, 0, 0};
@@ -121,12 +120,6 @@ std::vector<std::pair<std::string, std::string>> heading(const Comparison& cmp) 
   for (const auto& d : environment_differences(cmp.base, cmp.cand)) out.emplace_back("environment", d);
   out.emplace_back("rule", settings(cmp));
   return out;
-}
-
-
-// Terminal columns a cell takes: its UTF-8 code points (the cells hold no wide characters).
-size_t columns(const std::string& s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
 }
 
 // What a rendering says about the rows it shows: how many of how many, and in which order.
@@ -171,12 +164,12 @@ std::string comparison_text(const Comparison& cmp, bool all) {
     }
     std::vector<size_t> width(table[0].size(), 0);
     for (const auto& r : table)
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], columns(r[i]));
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], utf8_columns(r[i]));
     const auto line = [&](const std::vector<std::string>& r) {
       std::string l;
       for (size_t i = 0; i < r.size(); ++i) {
         const bool left = i == 0 || i + 1 == r.size();
-        const std::string pad(width[i] - columns(r[i]), ' ');
+        const std::string pad(width[i] - utf8_columns(r[i]), ' ');
         l += (i ? "  " : "") + (left ? r[i] + pad : pad + r[i]);
       }
       l.erase(l.find_last_not_of(' ') + 1);

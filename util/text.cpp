@@ -54,16 +54,17 @@ size_t utf8_boundary_after(std::string_view text, size_t i) {
   return i;
 }
 
+size_t utf8_columns(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
+
 std::string word_wrap(std::string_view text, size_t width, size_t indent) {
-  const auto columns = [](std::string_view w) {
-    return static_cast<size_t>(std::count_if(w.begin(), w.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
-  };
   std::string out;
   size_t line = indent;  // columns on the current line
   bool start = true;     // no word on the current line yet
   for (const std::string& word : split(text, ' ')) {
     if (word.empty()) continue;
-    const size_t n = columns(word);
+    const size_t n = utf8_columns(word);
     if (!start && line + 1 + n > width) {
       out += "\n" + std::string(indent, ' ');
       line = indent;

@@ -42,6 +42,9 @@ std::string log_excerpt(std::string_view text, size_t tail_bytes);
 /// least 1, at most 3 edits); else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+/// The terminal columns `text` takes: its UTF-8 code points (no wide characters assumed).
+size_t utf8_columns(std::string_view text);
+
 /// `text` broken at spaces into lines of at most `width` columns, each after a prefix of `indent` columns: the
 /// caller writes the first line's prefix, and every later line starts with `indent` spaces (a word too long
 /// for a line stands alone on one). No final newline; columns are UTF-8 code points.
