@@ -10,7 +10,6 @@
 #include "reports/detail/report_text.hpp"
 #include "reports/status.hpp"
 #include "reports/run_listing.hpp"
-#include "util/text.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -29,15 +28,15 @@ std::string status_counts(const RunData& run) {
   return out.empty() ? "no case" : out;
 }
 
-// "`name` time_ms x2.01, ...": the cases' display names as the comparison shows them, with the ratio of
+// "name time_ms x2.01, ...": the cases' display names as the comparison shows them, with the ratio of
 // their primary metric.
 std::string display_names(const Comparison& cmp, const std::vector<std::string>& ids) {
   std::string out;
   for (const auto& id : ids) {
-    std::string name = "`" + id + "`";
+    std::string name = id;
     for (const auto& m : cmp.metrics)
       if (m.primary && m.workload + "/" + m.params_key == id) {
-        name = "`" + m.name + "` " + m.metric + " x" + detail::fmt_num(m.ratio, 3);
+        name = m.name + " " + m.metric + " x" + detail::fmt_num(m.ratio, 3);
         break;
       }
     out += (out.empty() ? "" : ", ") + name;
@@ -54,8 +53,8 @@ struct Judgement {
   bool fails = false;
 };
 
-Judgement judge(Store& store, const RunData& run, const NightlyOptions& options, const std::string& stem,
-                std::vector<std::string>& notes, const std::string& suite) {
+Judgement judge(Store& store, const RunData& run, const NightlyOptions& options, std::vector<std::string>& notes,
+                const std::string& suite) {
   Judgement j;
   const auto ref = find_reference(store, run.run, options.history);
   if (!ref) {
@@ -83,9 +82,6 @@ Judgement judge(Store& store, const RunData& run, const NightlyOptions& options,
   const auto worse = j.cmp->worse_cases();
   j.verdict = j.fails ? std::to_string(worse.size()) + " case(s) worse than run " + base_id
                       : "no regression against run " + base_id;
-  j.verdict += " (commits " + commit_range(ref->base.run, run.run) + ") ([compare](" + stem + ".html))";
-  if (const auto power = detection_lines(*j.cmp); !power.empty())
-    notes.push_back(suite + ": what the gate can see (a worse step caught with 95% probability): " + join(power, "; "));
   return j;
 }
 
@@ -98,16 +94,15 @@ void judge_history(Store& store, SuiteNight& s, const NightlyOptions& options) {
   q.branch = s.run->run.branch;
   q.last = options.history;
   q.like = &s.run->run;
-  const std::string link = "([history](" + night_file_stem("history", s.suite) + ".html))";
   try {
     History h = load_history(store, q);
     detect_history(h, options.steps);
     const auto regressions = standing_regressions(h);
     const bool judged = std::any_of(h.series.begin(), h.series.end(),
                                     [](const HistorySeries& series) { return series.analysis.enough_history; });
-    s.history_verdict = !regressions.empty() ? "**standing regression** " + link
-                        : judged             ? "no standing regression " + link
-                                             : "too short to judge (" + std::to_string(h.runs.size()) + " runs) " + link;
+    s.history_verdict = !regressions.empty() ? "standing regression"
+                        : judged             ? "no standing regression"
+                                             : "too short to judge (" + std::to_string(h.runs.size()) + " runs)";
     for (const auto& r : regressions) s.notes.push_back(s.name + ": standing regression in the history: " + describe(r));
     s.history = std::move(h);
   } catch (const HistoryTooShort&) {
@@ -136,8 +131,7 @@ void confirm(Store& store, SuiteNight& s, const NightlyOptions& options, const N
     raise(s.status, kNightFailed);
   }
   std::vector<std::string> ignored;
-  auto j = judge(store, *s.rerun, options, night_file_stem("compare-confirm", s.suite), ignored, s.name);
-  const std::string link = "[re-run](" + night_file_stem("compare-confirm", s.suite) + ".html)";
+  auto j = judge(store, *s.rerun, options, ignored, s.name);
   if (j.cmp) {
     for (const auto& id : j.cmp->worse_cases())
       if (std::find(s.worse.begin(), s.worse.end(), id) != s.worse.end()) s.confirmed.push_back(id);
@@ -145,16 +139,14 @@ void confirm(Store& store, SuiteNight& s, const NightlyOptions& options, const N
   }
   if (!s.confirmed.empty()) {
     const std::string names = display_names(*s.comparison, s.confirmed);
-    s.rerun_verdict = "**" + std::to_string(s.confirmed.size()) + " confirmed** (" + link + "): " + names;
-    s.notes.push_back(s.name + ": regression confirmed by a re-run of the cases that got worse: " + names);
+    s.rerun_verdict = std::to_string(s.confirmed.size()) + " confirmed: " + names;
     raise(s.status, kNightRegression);
     return;
   }
   store.mark_suspect(night.id, "worse against run " + std::to_string(s.comparison->base.id) +
                                    ", not reproduced by its confirming re-run " + s.rerun->run.uuid);
   s.marked_suspect = true;
-  s.rerun_verdict = "not confirmed: the re-run is not worse (" + link + "); run " + std::to_string(night.id) +
-                    " marked suspect";
+  s.rerun_verdict = "not confirmed: the re-run is not worse; run " + std::to_string(night.id) + " marked suspect";
 }
 
 // One suite's night; false when the night must stop (bad input, an interruption).
@@ -195,7 +187,7 @@ bool run_suite(Store& store, SuiteNight& s, const NightlyOptions& options, const
     raise(s.status, kNightFailed);
   }
 
-  auto j = judge(store, *s.run, options, night_file_stem("compare", s.suite), s.notes, s.name);
+  auto j = judge(store, *s.run, options, s.notes, s.name);
   s.against_baseline = j.verdict;
   raise(s.status, j.status);
   s.comparison = std::move(j.cmp);
@@ -212,11 +204,6 @@ bool run_suite(Store& store, SuiteNight& s, const NightlyOptions& options, const
   }
   judge_history(store, s, options);
   return true;
-}
-
-std::string escape_pipes(std::string s) {
-  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
-  return s;
 }
 
 }  // namespace
@@ -270,47 +257,6 @@ NightlyResult run_nightly(Store& store, const NightlyOptions& options, const Nig
     }
   }
   return night;
-}
-
-std::string render_night_summary(const NightlyResult& night, const std::string& context,
-                                 const std::vector<std::string>& extra_notes) {
-  std::string md = "# mlsysbench nightly: " + night_status_name(night.status) + " (exit " +
-                   std::to_string(night.status) + ")\n\n" + context + "\n\n";
-  if (!night.suites.empty()) {
-    md += "| suite | run | cases | against the baseline | re-run | history |\n|---|---|---|---|---|---|\n";
-    for (const auto& s : night.suites) {
-      const std::string run =
-          s.run ? "[" + std::to_string(s.run->run.id) + "](" + night_file_stem("report", s.suite) + ".html)" : "—";
-      const auto cell = [](const std::string& v) { return v.empty() ? std::string("—") : escape_pipes(v); };
-      md += "| " + escape_pipes(s.name) + " | " + run + " | " + cell(s.cases) + " | " + cell(s.against_baseline) +
-            " | " + cell(s.rerun_verdict) + " | " + cell(s.history_verdict) + " |\n";
-    }
-    md += "\n";
-  }
-  std::vector<std::string> notes = extra_notes;
-  for (const auto& s : night.suites) notes.insert(notes.end(), s.notes.begin(), s.notes.end());
-  if (night.stopped) notes.push_back("the night stopped early: the suites after the last one listed did not run");
-  if (!notes.empty()) {
-    md += "## Notes\n\n";
-    for (const auto& n : notes) md += "- " + n + "\n";
-    md += "\n";
-  }
-  // The files this night wrote (mlsysbench nightly's write_suite_artifacts), and only those.
-  std::vector<std::string> files;
-  for (const auto& s : night.suites) {
-    const auto add = [&](bool wrote, const char* kind, const char* formats, const char* what) {
-      if (wrote) files.push_back("`" + night_file_stem(kind, s.suite) + "." + formats + "` (" + what + ")");
-    };
-    add(s.run.has_value(), "report", "{html,json,md}", "the run");
-    add(s.comparison.has_value(), "compare", "{html,json,md}", "against the baseline");
-    add(s.rerun.has_value(), "confirm", "{html,json,md}", "the re-run of the worse cases");
-    add(s.rerun_comparison.has_value(), "compare-confirm", "{html,json,md}", "the re-run against the baseline");
-    add(s.history.has_value(), "history", "{html,json}", "the history");
-  }
-  files.insert(files.end(), {"`env.json`", "`store.db` (a copy of the store)", "`logs/`"});
-  md += "Exit status: 0 pass (also \"no baseline yet\"), 1 confirmed regression, 2 usage error, 3 unfit environment, 4 "
-        "build failure or failed case, 130 interrupted.\n\nFiles: " + join(files, ", ") + ".\n";
-  return md;
 }
 
 }  // namespace mlsb::reports

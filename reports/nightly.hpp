@@ -65,7 +65,7 @@ struct SuiteNight {
   std::vector<std::string> worse;                    ///< case ids (workload/params_key) whose primary got worse
   std::vector<std::string> confirmed;                ///< of those, the ones the re-run found worse too
   bool marked_suspect = false;                       ///< the night was marked suspect in the store
-  std::string cases, against_baseline, rerun_verdict, history_verdict;  ///< the summary's cells (Markdown)
+  std::string cases, against_baseline, rerun_verdict, history_verdict;  ///< the summary's cells (plain text)
   std::vector<std::string> notes;                    ///< lines for the summary's notes
   int status = kNightPass;
 };
@@ -92,12 +92,6 @@ std::string exact_ids_filter(const std::vector<std::string>& ids);
 
 /// "PASS", "REGRESSION (confirmed)", "USAGE ERROR", "UNFIT ENVIRONMENT", "FAILED" or "INTERRUPTED".
 std::string night_status_name(int status);
-
-/// summary.md: the status, `context` (one line: when, commit, branch, machine, settings), a table of the
-/// suites, the notes (`extra_notes` first: what the caller found before the night), the exit codes and the
-/// files the night leaves (NightFiles).
-std::string render_night_summary(const NightlyResult& night, const std::string& context,
-                                 const std::vector<std::string>& extra_notes = {});
 
 /// The file stem each artifact of a suite is written under (report-S, compare-S, confirm-S,
 /// compare-confirm-S, history-S), S being the suite's name without folder or ".json".

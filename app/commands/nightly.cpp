@@ -20,6 +20,7 @@
 #include "harness/plan.hpp"
 #include "harness/suite.hpp"
 #include "reports/compare.hpp"
+#include "reports/night_pages.hpp"
 #include "reports/render.hpp"
 #include "reports/run_listing.hpp"
 #include "reports/store.hpp"
@@ -106,7 +107,7 @@ void clear_earlier_night(const fs::path& out) {
     const std::string name = entry.path().filename().string();
     const bool artifact = name.starts_with("report-") || name.starts_with("compare-") ||
                           name.starts_with("confirm-") || name.starts_with("history-");
-    if (artifact || name == "summary.md" || name == "env.json" || name == "store.db") fs::remove(entry.path(), ec);
+    if (artifact || name == "summary.md" || name == "index.html" || name == "env.json" || name == "store.db") fs::remove(entry.path(), ec);
   }
   for (const auto& entry : fs::directory_iterator(out / "logs", ec)) {
     const std::string name = entry.path().filename().string();
@@ -178,6 +179,8 @@ int run_nightly_command(NightlyArgs& args, const Globals& globals) {
                               (args.measure.empty() ? "(the suites')" : args.measure) + " · suites " + suites + " · " +
                               std::to_string(args.repetitions) + " repetitions · history " +
                               std::to_string(args.history) + (args.filter.empty() ? "" : " · filter `" + args.filter + "`");
+  // index.html first: the page a person opens; summary.md says the same for a job summary or a comment.
+  write_artifact(out, "index.html", rep::render_night_index(night, context, args.notes));
   const std::string summary = rep::render_night_summary(night, context, args.notes);
   write_artifact(out, "summary.md", summary);
   try {

@@ -25,13 +25,15 @@ svg.chart .frontier{stroke:#1a7f37;stroke-width:1.5;fill:none}svg.chart .pt.fron
 details.more-charts{margin:8px 0 20px}details.more-charts>summary{cursor:pointer;font-weight:600}
 svg.chart .p0{fill:#54aeff}svg.chart .p1{fill:#f0883e}svg.chart .p2{fill:#8250df}svg.chart .p3{fill:#8c959f}
 tr.worse td{background:#ffebe9}tr.better td{background:#dafbe1}
-p.banner{font-size:16px;font-weight:600;padding:8px 12px;border-radius:6px}p.banner.fail{background:#ffebe9;color:#82071e}p.banner.pass{background:#dafbe1;color:#116329}
+p.banner{font-size:16px;font-weight:600;padding:8px 12px;border-radius:6px}p.banner.fail{background:#ffebe9;color:#82071e}p.banner.pass{background:#dafbe1;color:#116329}p.banner.warn{background:#fff8c5;color:#7d4e00}
 table.compare{width:100%}table.compare td.case{overflow-wrap:anywhere;min-width:12em}table.compare td.verdict{min-width:8em;max-width:22em}
-table.compare .why{font-size:12px;color:#57606a}table.compare td.stats{font-size:12px;min-width:9em}table.compare summary{cursor:pointer}
+table.compare td.stats{font-size:12px;min-width:9em}table.compare summary{cursor:pointer}
 @media (max-width:820px){table.compare thead{display:none}table.compare tr{display:block;border:1px solid #d0d7de;margin-bottom:8px}
 table.compare td{display:block;border:none;max-width:none}table.compare td[data-label]{display:inline-block;padding-right:16px}
 table.compare td[data-label]::before{content:attr(data-label) ": ";color:#57606a}}
 code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
+table.night{width:100%}table.night td.case{overflow-wrap:break-word;min-width:10em}table.night td.val{text-align:right;font-variant-numeric:tabular-nums}table.night td.links a{margin-right:8px;white-space:nowrap}
+.why{font-size:12px;color:#57606a}ul.notes li{overflow-wrap:anywhere}svg.chart.spark{max-width:none}svg.spark .line{stroke-width:1.2}svg.spark.worse .line{stroke:#cf222e}svg.spark.worse .pt{fill:#cf222e}
 )css";
 
 }  // namespace

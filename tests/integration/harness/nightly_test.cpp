@@ -94,8 +94,8 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   EXPECT_THAT(first.err, HasSubstr("no baseline yet"));
   EXPECT_THAT(test::read_file(out / "summary.md"), AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("no baseline yet")));
   expect_artifacts(out,
-                   {"report-fast.html", "report-fast.json", "report-fast.md", "env.json", "summary.md", "store.db",
-                    "logs/nightly.log", "logs/run-fast.log"},
+                   {"report-fast.html", "report-fast.json", "report-fast.md", "env.json", "index.html", "summary.md",
+                    "store.db", "logs/nightly.log", "logs/run-fast.log"},
                    first.err);
   const auto report = nlohmann::json::parse(test::read_file(out / "report-fast.json"));
   EXPECT_EQ(report["run"]["suite"], "fast");
@@ -116,7 +116,7 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   expect_artifacts(
       out,
       {"report-fast.html", "report-fast.json", "report-fast.md", "compare-fast.json", "compare-fast.md",
-       "compare-fast.html", "history-fast.html", "history-fast.json", "env.json", "summary.md", "store.db"},
+       "compare-fast.html", "history-fast.html", "history-fast.json", "env.json", "index.html", "summary.md", "store.db"},
       second.err);
   const auto cmp = nlohmann::json::parse(test::read_file(out / "compare-fast.json"));
   EXPECT_EQ(cmp["regression"], false) << cmp.dump();
@@ -124,6 +124,10 @@ TEST(Nightly, TwoNightsPassAndLeaveReportsComparisonHistoryAndSummary) {
   EXPECT_THAT(test::read_file(out / "summary.md"),
               AllOf(HasSubstr("PASS (exit 0)"), HasSubstr("no regression against run")));
   EXPECT_THAT(test::read_file(out / "history-fast.html"), HasSubstr("<svg"));
+  // index.html opens with the verdict and links the night's pages.
+  EXPECT_THAT(test::read_file(out / "index.html"),
+              AllOf(HasSubstr("<p class=\"banner pass\">PASS · exit 0</p>"), HasSubstr("<a href=\"compare-fast.html\">"),
+                    HasSubstr("<a href=\"history-fast.html\">"), HasSubstr("Worst changes of primary metrics")));
   // Both nights are in the persistent store (and in the artifact's copy of it), the newest first.
   for (const fs::path& store : {db, out / "store.db"}) {
     const auto newest = test::run_cli(store, "report nightly --format json");
@@ -151,8 +155,8 @@ TEST(Nightly, ARegressionConfirmedByTheReRunExits1) {
   EXPECT_THAT(confirm["run"]["tags"].dump(), HasSubstr("nightly-confirm"));
   EXPECT_EQ(confirm["cases"].size(), 2u);
   EXPECT_THAT(test::read_file(out / "summary.md"),
-              AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"), HasSubstr("2 confirmed"),
-                    HasSubstr("`compress.codec/codec=int8-block,elements=1048576`")));
+              AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"), HasSubstr("2 confirmed: compress.codec/"),
+                    HasSubstr("| compress.codec/codec=int8-block,elements=1048576 |")));
   // The confirming run is in the persistent store as a partial run linked to the night: never a baseline.
   const auto confirm_in_store = test::run_cli(db, "report nightly-confirm --format json");
   ASSERT_EQ(confirm_in_store.exit_code, 0) << confirm_in_store.err;

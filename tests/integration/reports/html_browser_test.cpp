@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "reports/compare.hpp"
+#include "reports/night_pages.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
 #include "unit/reports/fixtures.hpp"
@@ -73,6 +74,45 @@ RunData wide_run() {
   return d;
 }
 
+// `base` measured again 1.5x slower: every time_ms is worse.
+RunData slower_run(const RunData& base) {
+  RunData cand = base;
+  cand.run.id = base.run.id + 1;
+  cand.run.git_sha = "fedcba9876543210";
+  cand.run.started_at = base.run.started_at + 86400;
+  for (auto& c : cand.cases) {
+    for (double& v : c.samples["time_ms"]) v *= 1.5;
+    for (auto& s : c.summaries) s.stats = summarize(c.samples[s.metric]);
+  }
+  return cand;
+}
+
+// A night with a confirmed regression of the wide run, a history of eight nights per case (the last one
+// slower) and twenty long notes: what index.html shows after a bad night.
+NightlyResult regression_night() {
+  NightlyResult night;
+  night.status = kNightRegression;
+  SuiteNight& s = night.suites.emplace_back();
+  s.suite = s.name = "smoke";
+  const RunData base = wide_run();
+  s.run = slower_run(base);
+  s.comparison = compare_runs(base, *s.run);
+  s.cases = "8 ok, 1 failed, 1 skipped";
+  s.against_baseline = "3 case(s) worse than run 7 of 2026-01-01";
+  s.rerun_verdict = "3 confirmed";
+  s.history_verdict = "no standing regression";
+  History h;
+  for (const auto& m : s.comparison->metrics) {
+    if (!m.primary) continue;
+    HistorySeries& series = h.series.emplace_back();
+    series.workload = m.workload, series.params_key = m.params_key, series.metric = m.metric;
+    for (size_t i = 0; i < 8; ++i) series.points.push_back({i, (i == 7 ? 1.5 : 1.0 + 0.01 * (i % 3)) * m.base_median});
+  }
+  s.history = std::move(h);
+  for (int i = 0; i < 20; ++i) s.notes.push_back("smoke: note " + std::to_string(i) + " " + std::string(200, 'n'));
+  return night;
+}
+
 // The report with a script appended that measures, after layout, how far the page and its elements reach
 // beyond the window (a wide table scrolls in its own box: its cells are not counted), the table cells
 // whose text spills out of them, and the repeated bar labels of each chart ("fit: scroll=... client=...
@@ -100,10 +140,13 @@ let font = 1000;
 for (const e of document.body.querySelectorAll('*'))
   if ([...e.childNodes].some(n => n.nodeType == 3 && n.textContent.trim()) && e.getClientRects().length)
     font = Math.min(font, parseFloat(getComputedStyle(e).fontSize));
+// The bottom of the last table of a nightly index (-1 without one): what must fit the first screen.
+const nights = document.querySelectorAll('table.night');
+const night = nights.length ? Math.round(nights[nights.length - 1].getBoundingClientRect().bottom) : -1;
 const out = document.createElement('pre');
 out.id = 'fit';
 out.textContent = 'fit: scroll=' + document.documentElement.scrollWidth + ' client=' + w + ' over=' + over.length +
-  ' spill=' + spill.length + ' dup=' + dup.length + ' verdict=' + right + ' font=' + Math.round(font) +
+  ' spill=' + spill.length + ' dup=' + dup.length + ' verdict=' + right + ' font=' + Math.round(font) + ' night=' + night +
   (over.length ? ' first=' + over[0] : '') +
   (spill.length ? ' spilled=' + spill[0] : '') + (dup.length ? ' duplicate=' + dup[0] : '');
 document.body.append(out);
@@ -116,7 +159,7 @@ document.body.append(out);
 struct Fit {
   bool ok = false;
   std::string line;
-  int scroll = 0, client = 0, over = -1, spill = -1, dup = -1, verdict = -1, font = 0;
+  int scroll = 0, client = 0, over = -1, spill = -1, dup = -1, verdict = -1, font = 0, night = -1;
 };
 Fit read_fit(const std::string& dom) {
   Fit f;
@@ -125,8 +168,8 @@ Fit read_fit(const std::string& dom) {
   if (at == std::string::npos) return f;
   at += marker.size();
   f.line = dom.substr(at, dom.find('<', at) - at);
-  f.ok = std::sscanf(f.line.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d verdict=%d font=%d", &f.scroll,
-                     &f.client, &f.over, &f.spill, &f.dup, &f.verdict, &f.font) == 7;
+  f.ok = std::sscanf(f.line.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d verdict=%d font=%d night=%d",
+                     &f.scroll, &f.client, &f.over, &f.spill, &f.dup, &f.verdict, &f.font, &f.night) == 8;
   return f;
 }
 
@@ -149,6 +192,23 @@ class ReportsHtmlBrowserTest : public ::testing::Test {
     const fs::path p = tmp_ / name;
     mlsb::test::write_file(p, text);
     return p;
+  }
+  // Lays out page `name` (html) `width` px wide and expects what every page of ours keeps: no console
+  // message, no sideways scroll, nothing beyond the window, no text under 11 px. Returns what the probe
+  // measured. MLSB_KEEP_SCREENSHOT_DIR=DIR keeps a screenshot, DIR/<name>-<width>.png, for a person.
+  Fit laid_out(const std::string& name, const std::string& html, int width) {
+    const auto r = chromium(page(name + ".html", with_layout_probe(html)), "--dump-dom", width);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(console_lines(r.err), "");
+    const Fit fit = read_fit(r.out);
+    EXPECT_TRUE(fit.ok) << "the layout probe did not run: " << fit.line;
+    EXPECT_LE(fit.scroll, fit.client) << width << ": " << fit.line;
+    EXPECT_EQ(fit.over, 0) << width << ": " << fit.line;
+    EXPECT_GE(fit.font, 11) << width << ": " << fit.line;
+    if (const char* keep = std::getenv("MLSB_KEEP_SCREENSHOT_DIR"))
+      chromium(page(name + "-shot.html", html),
+               "--screenshot=" + (fs::path(keep) / (name + "-" + std::to_string(width) + ".png")).string(), width);
+    return fit;
   }
   TempDir tmp_;
 };
@@ -215,25 +275,29 @@ TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreD
 // than 11 px.
 TEST_F(ReportsHtmlBrowserTest, ComparePageShowsTheVerdictWithinTheWindowAtBothWidths) {
   const RunData base = wide_run();
-  RunData cand = base;
-  cand.run.id = base.run.id + 1;
-  for (auto& c : cand.cases) {
-    for (double& v : c.samples["time_ms"]) v *= 1.5;  // slower: a regression
-    for (auto& s : c.summaries) s.stats = summarize(c.samples[s.metric]);
-  }
-  const std::string html = render_comparison(compare_runs(base, cand), "html", /*all=*/true);
+  const std::string html = render_comparison(compare_runs(base, slower_run(base)), "html", /*all=*/true);
   ASSERT_NE(html.find("REGRESSION"), std::string::npos);
   for (int width : {1400, 800}) {
-    const auto r = chromium(page("compare.html", with_layout_probe(html)), "--dump-dom", width);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(console_lines(r.err), "");
-    const Fit fit = read_fit(r.out);
-    ASSERT_TRUE(fit.ok) << "the layout probe did not run: " << fit.line;
-    EXPECT_LE(fit.scroll, fit.client) << width << ": " << fit.line;
-    EXPECT_EQ(fit.over, 0) << width << ": " << fit.line;
+    const Fit fit = laid_out("compare", html, width);
     EXPECT_GT(fit.verdict, 0) << width << ": " << fit.line;
     EXPECT_LE(fit.verdict, fit.client) << width << ": " << fit.line;
-    EXPECT_GE(fit.font, 11) << width << ": " << fit.line;
+  }
+}
+
+// The nightly's index.html after a bad night: at 1400 px the banner, the suite row and the worst changes
+// fit the first screen (900 px); at both widths nothing scrolls sideways or lies beyond the window, and no
+// text is under 11 px.
+TEST_F(ReportsHtmlBrowserTest, NightlyIndexFitsOneScreenAtBothWidths) {
+  const std::string html = render_night_index(regression_night(), "2026-01-02T02:00:00Z · commit `fedcba9876`");
+  ASSERT_NE(html.find("banner fail"), std::string::npos);
+  ASSERT_NE(html.find("<svg"), std::string::npos);  // the sparklines
+  for (int width : {1400, 800}) {
+    const Fit fit = laid_out("index", html, width);
+    EXPECT_EQ(fit.spill, 0) << width << ": " << fit.line;
+    EXPECT_GT(fit.night, 0) << width << ": " << fit.line;
+    if (width == 1400) {
+      EXPECT_LE(fit.night, 900) << fit.line;
+    }
   }
 }
 

@@ -9,8 +9,10 @@
 #include <regex>
 
 #include "integration/reports/nightly_runs.hpp"
+#include "reports/night_pages.hpp"
 #include "reports/nightly.hpp"
 #include "reports/store.hpp"
+#include "support/golden.hpp"
 
 namespace mlsb::reports {
 namespace {
@@ -88,13 +90,14 @@ TEST(NightlyDecisions, TheFirstNightHasNoBaselineAndPasses) {
   EXPECT_EQ(r.suites[0].against_baseline, "no baseline yet");
   EXPECT_EQ(r.suites[0].history_verdict, "no history yet (one run)");
   EXPECT_EQ(r.suites[0].cases, "2 ok");
-  EXPECT_THAT(render_night_summary(r, "ctx"), AllOf(HasSubstr("# mlsysbench nightly: PASS (exit 0)"), HasSubstr("ctx"),
-                                                   HasSubstr("| nightly-gpu | [1](report-nightly-gpu.html) | 2 ok |")));
-  // It lists the files it wrote, and only those: a first night compares nothing and has no history.
+  // It links the pages it wrote, and only those: a first night compares nothing and has no history.
   const std::string summary = render_night_summary(r, "ctx");
-  EXPECT_THAT(summary, AllOf(HasSubstr("Files: `report-nightly-gpu.{html,json,md}` (the run), `env.json`"),
-                             Not(HasSubstr("compare-")), Not(HasSubstr("history-")), Not(HasSubstr("gpu.txt"))));
-  EXPECT_LT(summary.size(), 4000u);
+  EXPECT_THAT(summary, AllOf(HasSubstr("# mlsysbench nightly: PASS (exit 0)"), HasSubstr("ctx"),
+                             HasSubstr("| nightly-gpu | 1 | c0ffee1000 of 2026-01-01 | 2 ok | no baseline yet | — | "
+                                       "no history yet (one run) | [report](report-nightly-gpu.html) |"),
+                             Not(HasSubstr("compare-")), Not(HasSubstr("history-")), Not(HasSubstr("gpu.txt")),
+                             Not(HasSubstr("Worst changes"))));
+  EXPECT_LT(summary.size(), kMaxNightSummaryBytes);
 }
 
 // The second night has a baseline (named by its id and day) but a history too short to find a step in: it
@@ -124,13 +127,43 @@ TEST(NightlyDecisions, ARegressionTheReRunReproducesIsConfirmed) {
   EXPECT_EQ(sc.requests[1].filter, "^(compress/codec=zstd|compress/codec=lz4)$");
   ASSERT_TRUE(s.rerun && s.rerun_comparison);
   EXPECT_TRUE(sc.stored(s.rerun->run.id).partial);
-  EXPECT_THAT(render_night_summary(r, ""), AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"), HasSubstr("**2 confirmed**"),
-                                                HasSubstr("`compress/codec=zstd`")));
+  EXPECT_THAT(render_night_summary(r, ""), AllOf(HasSubstr("REGRESSION (confirmed) (exit 1)"),
+                                                HasSubstr("| 2 confirmed: compress/codec=zstd time_ms x1.98, "),
+                                                HasSubstr("[re-run](compare-confirm-nightly-gpu.html)")));
   // Still slow the next night: the comparison judges it against the newest clean night (the slow one) and
   // passes, as compare does; the history shows the level of two runs as a standing regression.
   const auto next = sc.night({.scale = 2.0}, {.scale = 2.0});
   EXPECT_EQ(next.status, kNightPass);
-  EXPECT_THAT(next.suites.at(0).history_verdict, HasSubstr("**standing regression**"));
+  EXPECT_EQ(next.suites.at(0).history_verdict, "standing regression");
+}
+
+// summary.md of a confirmed regression, whole: the verdict, the suite's row with its commit range and pages,
+// the worst changes with their history and detection power, the exit codes and the files.
+TEST(NightlyDecisions, TheSummaryOfAConfirmedRegressionMatchesItsGoldenFile) {
+  Scenario sc;
+  sc.nights(6);
+  const auto r = sc.night({.scale = 2.0}, {.scale = 2.0});
+  const std::string context = "2026-01-07T02:00:00Z · commit `c0ffee1006` · branch `main` · machine key `ci-gpu-1`";
+  const std::string summary = render_night_summary(r, context);
+  mlsb::test::expect_golden(mlsb::test::golden_file("reports", "night-summary.md"), summary);
+  EXPECT_LT(summary.size(), kMaxNightSummaryBytes);
+}
+
+// However many notes a night has, summary.md stays under its limit, cuts the notes rather than the tables
+// and says where the rest is; index.html keeps every note.
+TEST(NightlyDecisions, ManyLongNotesAreCutToKeepTheSummaryShort) {
+  Scenario sc;
+  sc.nights(6);
+  const auto r = sc.night({.scale = 2.0}, {.scale = 2.0});
+  std::vector<std::string> notes;
+  for (int i = 0; i < 40; ++i) notes.push_back("note " + std::to_string(i) + ": " + std::string(300, 'x'));
+  const std::string summary = render_night_summary(r, "ctx", notes);
+  EXPECT_LT(summary.size(), kMaxNightSummaryBytes);
+  EXPECT_THAT(summary, AllOf(HasSubstr("| compress/codec=lz4 | time_ms |"), HasSubstr("- note 0: xxx"),
+                             HasSubstr(" more note(s) in `index.html`"), HasSubstr("Exit status: 0 pass")));
+  const std::string index = render_night_index(r, "ctx", notes);
+  EXPECT_THAT(index, AllOf(HasSubstr("note 39: xxx"), HasSubstr("<p class=\"banner fail\">REGRESSION (confirmed) · exit 1"),
+                           HasSubstr("<a href=\"compare-nightly-gpu.html\">compare</a>")));
 }
 
 TEST(NightlyDecisions, ANightTheReRunDoesNotReproduceIsSuspectAndTheNextRealRegressionIsCaught) {
@@ -170,7 +203,7 @@ TEST(NightlyDecisions, ANightOfAnUnchangedCommitIsJudged) {
   sc.nights(6, [](int) { return Night{.sha = "samesha"}; });
   const auto r = sc.night({.scale = 2.0, .sha = "samesha"}, {.scale = 2.0, .sha = "samesha"});
   EXPECT_EQ(r.status, kNightRegression);
-  EXPECT_THAT(r.suites.at(0).against_baseline, HasSubstr("the same (samesha)"));
+  EXPECT_THAT(night_commits(r.suites.at(0)), HasSubstr("samesha of 2026-01-06 .. samesha of 2026-01-07 (the same commit"));
 }
 
 TEST(NightlyDecisions, AShortHistoryStillCatches1Point5x) {
@@ -188,7 +221,8 @@ TEST(NightlyDecisions, AnUnchangedNightPassesWithoutAReRunAndStatesWhatTheGateCa
   EXPECT_EQ(r.status, kNightPass);
   EXPECT_EQ(sc.requests.size(), 1u);
   EXPECT_THAT(r.suites.at(0).against_baseline, HasSubstr("no regression against run 6"));
-  EXPECT_THAT(render_night_summary(r, ""), HasSubstr("what the gate can see"));
+  // What the gate can see is stated per change: the smallest worse step it catches, with its history.
+  EXPECT_THAT(render_night_summary(r, ""), AllOf(HasSubstr("| same | "), HasSubstr(" | ≥ "), HasSubstr("% (6 runs) |")));
 }
 
 TEST(NightlyDecisions, EveryCaseSkippedIsAnUnfitMachine) {

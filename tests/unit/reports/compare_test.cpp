@@ -289,7 +289,7 @@ TEST(CompareTest, EveryRenderingNamesTheCommitsDatesBranchAndMachineOfBothRuns) 
 // single-sample case faster (better, n=1), one metric within the run-to-run noise (noisy, with why), the
 // failed and skipped cases not compared, one case gone and one new. CIs and p-values are placeholders; medians, ratios
 // and verdicts are literal.
-TEST(CompareTest, TextMatchesGoldenFile) {
+TEST(CompareTest, TextAndMarkdownMatchTheirGoldenFiles) {
   const RunData base = test::fixture_run();
   RunData cand = base;
   cand.run.id = 8;
@@ -307,6 +307,9 @@ TEST(CompareTest, TextMatchesGoldenFile) {
   cand.cases.back().label = "experts=32";  // only in the candidate
   mlsb::test::expect_golden(mlsb::test::golden_file("reports", "compare.txt"),
                             render_comparison(compare_runs(base, cand), "text", /*all=*/true));
+  // The Markdown of the same pair: the pull-request comment, with only the changed primary metrics.
+  mlsb::test::expect_golden(mlsb::test::golden_file("reports", "compare.md"),
+                            render_comparison(compare_runs(base, cand), "md"));
 }
 
 }  // namespace
