@@ -314,8 +314,21 @@ StepAnalysis detect_steps(std::span<const double> values, std::span<const double
     const bool short_last = cuts.size() > 2 && n - cuts[cuts.size() - 2] < 3 * kMinTail;
     tail = tail_cut(s, cuts[cuts.size() - (short_last ? 3 : 2)], o.threshold, resolution, o.tail_z,
                     better == Better::Lower);
-    if (tail && short_last) cuts.erase(cuts.end() - 2);
-    if (tail) cuts.insert(cuts.end() - 1, tail);
+    if (tail && short_last) {
+      // The tail rule confirms the newest level; it starts at the fit's cut unless the tail's own boundary
+      // fits better (a tail is at most a third of the runs tested: a longer newest level is the fit's).
+      const size_t fit_cut = cuts[cuts.size() - 2], from = cuts[cuts.size() - 3];
+      const double fit_cost = s.level(from, fit_cut).first + s.level(fit_cut, n).first;
+      const double tail_cost = s.level(from, tail).first + s.level(tail, n).first;
+      if (fit_cost <= tail_cost) {
+        tail = fit_cut;
+      } else {
+        cuts.erase(cuts.end() - 2);
+        cuts.insert(cuts.end() - 1, tail);
+      }
+    } else if (tail) {
+      cuts.insert(cuts.end() - 1, tail);
+    }
   }
 
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {

@@ -59,6 +59,17 @@ std::string case_group(const CaseRecord& c) {
   return "";
 }
 
+// "codec, link" for the line names "codec=exponent,link=nvlink": the axes that tell the lines apart.
+std::string join_axes(const std::string& others) {
+  std::string out;
+  for (size_t at = 0; at < others.size();) {
+    const size_t eq = others.find('=', at), comma = others.find(',', at);
+    out += (out.empty() ? "" : ", ") + others.substr(at, eq - at);
+    at = comma == std::string::npos ? others.size() : comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 void sweep_charts(std::string& out, const WorkloadGroup& g) {
@@ -72,15 +83,18 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       }
   for (const auto& [axis, vals] : values) {
     if (vals.size() < 3) continue;
+    // A sweep over 64x or more (sizes): log-log, and the bandwidths against it as nccl-tests prints them.
     const bool log_x = *vals.begin() > 0 && *vals.rbegin() / *vals.begin() >= 64;
-    struct Series {
+    struct Line {
       std::vector<std::pair<double, double>> points;
-      std::string unit;
       const CaseRecord* any = nullptr;  // one of its cases: the others' axes for the reference
-      const SweptMetric* reference = nullptr;  // where the dashed line comes from, if any
     };
-    // (metric, the other axes that vary, by value) -> its series
-    std::map<std::pair<std::string, std::string>, Series> series;
+    struct Chart {
+      std::string unit;
+      const SweptMetric* reference = nullptr;  // where the dashed lines come from, if any
+      std::map<std::string, Line> lines;       // the other axes that vary, by value -> its line
+    };
+    std::map<std::string, Chart> charts;  // metric -> its chart, in metric order
     const SweptMetric* primary_reference = nullptr;  // the primary metric's dashed line against this axis
     for (const SweptMetric& m : kSweptMetrics)
       if (m.axis == axis) primary_reference = &m;
@@ -96,67 +110,111 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       auto add = [&](const std::string& metric, const SweptMetric* reference) {
         const SummaryRow* s = ok_summary(*c, metric);
         if (!s) return;
-        Series& line = series[{metric, others}];
+        Chart& chart = charts[metric];
+        Line& line = chart.lines[others];
         line.points.push_back({c->params[axis].get<double>(), s->stats.median});
-        line.unit = s->unit;
         line.any = c;
-        line.reference = reference;
+        chart.unit = s->unit;
+        chart.reference = reference;
       };
       add(c->primary_metric, primary_reference);
       for (const SweptMetric& m : kSweptMetrics)
         if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, &m);
+      if (log_x)
+        for (const auto& [metric, unit] : g.metrics)
+          if (unit == "GB/s" && metric != c->primary_metric) add(metric, nullptr);
     }
-    for (auto& [key, line] : series) {
-      if (line.points.size() < 3) continue;
-      std::sort(line.points.begin(), line.points.end());
-      const auto& [metric, others] = key;
+    for (auto& [metric, chart] : charts) {
+      std::vector<XySeries> series;
       XyOptions options;
       options.log2_x = log_x;
-      std::string reference;
-      if (line.reference) {
+      options.log10_y = log_x;
+      std::vector<std::string> references;
+      for (auto& [others, line] : chart.lines) {
+        if (line.points.size() < 3) continue;
+        std::sort(line.points.begin(), line.points.end());
+        series.push_back({others, line.points});
+        if (!chart.reference) continue;
         // The schedule without the axis's effect: the case at the reference value that matches the
-        // series on every other axis.
-        const SweptMetric& m = *line.reference;
+        // line on every other axis.
+        const SweptMetric& m = *chart.reference;
         for (const CaseRecord* c : g.cases) {
           if (!c->params.contains(m.reference_axis) || param_text(c->params[m.reference_axis]) != m.reference_value)
             continue;
           bool same = true;
           for (const auto& [k, v] : line.any->params.items())
-            if (k != axis && k != m.reference_axis && c->params.value(k, nlohmann::json()) != v) same = false;
+            if (k != axis && k != m.reference_axis && c->params.contains(k) && c->params[k] != v) same = false;
           const SummaryRow* s = same ? ok_summary(*c, metric) : nullptr;
           if (!s) continue;
-          reference = std::string(m.reference_axis) + "=" + m.reference_value;
-          options.marks.push_back({s->stats.median, reference});
+          const std::string name = std::string(m.reference_axis) + "=" + m.reference_value;
+          options.marks.push_back({s->stats.median, chart.lines.size() > 1 ? name + " (" + others + ")" : name});
+          if (references.empty()) references.push_back(name);
           break;
         }
       }
-      const std::string caption = metric_with_unit(metric, line.unit) + " against " + axis +
-                                  (log_x ? " (log2 scale)" : "") + (others.empty() ? "" : ", " + others) +
-                                  (reference.empty() ? "" : "; dashed: " + reference);
-      out += html_figure(caption, line_chart_svg(g.workload + " " + caption, axis, metric_with_unit(metric, line.unit),
-                                                 line.points, options));
+      if (series.empty()) continue;
+      if (series.size() == 1) series[0].label.clear();  // one line: named in the caption
+      const std::string only = chart.lines.size() == 1 ? chart.lines.begin()->first : "";
+      const std::string caption = metric_with_unit(metric, chart.unit) + " against " + axis +
+                                  (log_x ? " (log2 scale)" : "") + (only.empty() ? "" : ", " + only) +
+                                  (series.size() > 1 ? ", a line per " + join_axes(chart.lines.begin()->first) : "") +
+                                  (references.empty() ? "" : "; dashed: " + references.front());
+      out += html_figure(caption, line_chart_svg(g.workload + " " + caption, axis,
+                                                 metric_with_unit(metric, chart.unit), series, options));
     }
   }
 }
 
 void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
   const std::vector<std::string> labels = distinct_labels(g.names);
+  // A frontier compares methods on one input: the cases split by the numeric axes that vary (sizes).
+  std::map<std::string, std::set<std::string>> numeric;
+  for (const CaseRecord* c : g.cases)
+    if (c->params.is_object())
+      for (const auto& [axis, v] : c->params.items())
+        if (v.is_number()) numeric[axis].insert(v.dump());
+  const auto input_of = [&](const CaseRecord& c) {
+    std::string key;
+    for (const auto& [axis, vals] : numeric)
+      if (vals.size() > 1 && c.params.contains(axis))
+        key += (key.empty() ? "" : ",") + axis + "=" + param_text(c.params[axis]);
+    return key;
+  };
   for (const TradeOff& t : kTradeOffs) {
-    std::vector<ScatterPoint> points;
+    std::map<std::string, std::vector<ScatterPoint>> inputs;  // input -> its points
+    std::vector<std::string> order;                           // inputs in case order
     const SummaryRow *sx = nullptr, *sy = nullptr;
     for (size_t i = 0; i < g.cases.size(); ++i) {
       const SummaryRow* x = ok_summary(*g.cases[i], t.x);
       const SummaryRow* y = ok_summary(*g.cases[i], t.y);
       if (!x || !y) continue;
       sx = x, sy = y;
-      points.push_back({labels[i], x->stats.median, y->stats.median});
+      const std::string input = input_of(*g.cases[i]);
+      if (!inputs.count(input)) order.push_back(input);
+      inputs[input].push_back({labels[i], x->stats.median, y->stats.median});
     }
-    if (points.size() < 3) continue;
-    const std::string x_label = metric_with_unit(t.x, sx->unit), y_label = metric_with_unit(t.y, sy->unit);
-    const std::string caption =
-        std::string(t.what) + ": " + y_label + " against " + x_label + " (medians; the Pareto frontier joined)";
-    out += html_figure(caption, scatter_chart_svg(g.workload + " " + caption, x_label, y_label, points,
-                                                  sx->better == Better::Higher, sy->better == Better::Higher));
+    const std::string x_label = sx ? metric_with_unit(t.x, sx->unit) : "", y_label = sy ? metric_with_unit(t.y, sy->unit) : "";
+    std::string first, rest;
+    int folded = 0;
+    for (auto at = order.rbegin(); at != order.rend(); ++at) {  // the last input (the largest size) first
+      const auto& points = inputs[*at];
+      if (points.size() < 3) continue;
+      const std::string caption = std::string(t.what) + ": " + y_label + " against " + x_label +
+                                  (at->empty() ? "" : " at " + *at) + " (medians; the Pareto frontier joined)";
+      const std::string chart = html_figure(caption, scatter_chart_svg(g.workload + " " + caption, x_label, y_label, points,
+                                                                       sx->better == Better::Higher,
+                                                                       sy->better == Better::Higher));
+      if (first.empty()) {
+        first = chart;
+      } else {
+        rest += chart;
+        ++folded;
+      }
+    }
+    out += first;
+    if (folded > 0)
+      out += "<details class=\"more-charts\"><summary>" + std::to_string(folded) + " more Pareto frontiers, one per " +
+             join_axes(order.front()) + "</summary>\n" + rest + "</details>\n";
   }
 }
 

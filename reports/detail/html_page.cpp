@@ -14,8 +14,8 @@ td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
 table.meta th{width:9em}tr.total td{font-weight:600}
 div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child,table.summary td:first-child{min-width:14em;overflow-wrap:anywhere}
 tr.throttled td{background:#fff1e5}tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
-figure{margin:8px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-svg.chart{max-width:100%;height:auto}
+figure{margin:8px 0 20px;overflow-x:auto}figcaption{font-weight:600;margin-bottom:4px}
+svg.chart{display:block}
 svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke-width:1;fill:none}
 svg.chart .level{stroke:#8c959f;stroke-width:3;opacity:.5;fill:none}svg.chart .step{stroke:#8c959f;stroke-width:1.5;stroke-dasharray:4 3}svg.chart .step.regression{stroke:#cf222e}svg.chart .pt{fill:#0969da}svg.chart .pt.throttled{fill:#fff;stroke:#bc4c00}
 svg.chart .line{stroke:#0969da;stroke-width:1.5;fill:none}svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
@@ -23,6 +23,8 @@ svg.chart .grp{font-weight:600}svg.chart .mid{text-anchor:middle}svg.chart .star
 svg.chart .mark{stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:6 4;fill:none}svg.chart .mark-label{fill:#bc4c00;paint-order:stroke;stroke:#fff;stroke-width:3px}
 svg.chart .frontier{stroke:#1a7f37;stroke-width:1.5;fill:none}svg.chart .pt.front{fill:#1a7f37}svg.chart .pt.other{fill:#fff;stroke:#0969da;stroke-width:1.5}
 details.more-charts{margin:8px 0 20px}details.more-charts>summary{cursor:pointer;font-weight:600}
+svg.chart .line.s1{stroke:#bc4c00}svg.chart .line.s2{stroke:#8250df}svg.chart .line.s3{stroke:#1a7f37}svg.chart .line.s4{stroke:#cf222e}svg.chart .line.s5{stroke:#57606a}
+svg.chart .pt.s1{fill:#bc4c00}svg.chart .pt.s2{fill:#8250df}svg.chart .pt.s3{fill:#1a7f37}svg.chart .pt.s4{fill:#cf222e}svg.chart .pt.s5{fill:#57606a}
 svg.chart .p0{fill:#54aeff}svg.chart .p1{fill:#f0883e}svg.chart .p2{fill:#8250df}svg.chart .p3{fill:#8c959f}
 tr.worse td{background:#ffebe9}tr.better td{background:#dafbe1}
 p.banner{font-size:16px;font-weight:600;padding:8px 12px;border-radius:6px}p.banner.fail{background:#ffebe9;color:#82071e}p.banner.pass{background:#dafbe1;color:#116329}p.banner.warn{background:#fff8c5;color:#7d4e00}
@@ -33,7 +35,7 @@ table.compare td{display:block;border:none;max-width:none}table.compare td[data-
 table.compare td[data-label]::before{content:attr(data-label) ": ";color:#57606a}}
 code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
 table.night{width:100%}table.night td.case{overflow-wrap:break-word;min-width:10em}table.night td.val{text-align:right;font-variant-numeric:tabular-nums}table.night td.links a{margin-right:8px;white-space:nowrap}
-.why{font-size:12px;color:#57606a}ul.notes li{overflow-wrap:anywhere}svg.chart.spark{max-width:none}svg.spark .line{stroke-width:1.2}svg.spark.worse .line{stroke:#cf222e}svg.spark.worse .pt{fill:#cf222e}
+.why{font-size:12px;color:#57606a}ul.notes li{overflow-wrap:anywhere}svg.chart.spark{display:inline}svg.spark .line{stroke-width:1.2}svg.spark.worse .line{stroke:#cf222e}svg.spark.worse .pt{fill:#cf222e}
 )css";
 
 }  // namespace

@@ -45,6 +45,33 @@ std::vector<double> log2_ticks(double lo, double hi) {
   return t;
 }
 
+// Ticks (log10 values) covering [lo, hi] (values > 0): the powers of ten, and 2 and 5 times them when
+// the span has fewer than 3 decades (so that there are at least 3 labelled ticks).
+std::vector<double> log10_ticks(double lo, double hi) {
+  const double first = std::floor(std::log10(lo)), last = std::max(first + 1, std::ceil(std::log10(hi)));
+  std::vector<double> t;
+  for (double e = first; e <= last + 1e-9; ++e) {
+    t.push_back(e);
+    if (last - first < 3 && e < last)
+      for (double m : {2.0, 5.0})
+        if (const double v = e + std::log10(m); std::pow(10, v) > lo / 2 && std::pow(10, v) < hi * 2) t.push_back(v);
+  }
+  // The decades beyond the data are kept only as the range's ends.
+  while (t.size() > 3 && std::pow(10, t[1]) <= lo) t.erase(t.begin());
+  while (t.size() > 3 && std::pow(10, t[t.size() - 2]) >= hi) t.pop_back();
+  return t;
+}
+
+// Whether a segment from a to b (px) passes through the box [x0, x1] x [y0, y1] (px), sampled finely
+// enough for a label's box.
+bool crosses(std::pair<double, double> a, std::pair<double, double> b, double x0, double x1, double y0, double y1) {
+  for (int i = 0; i <= 16; ++i) {
+    const double t = i / 16.0, x = a.first + t * (b.first - a.first), y = a.second + t * (b.second - a.second);
+    if (x >= x0 && x <= x1 && y >= y0 && y <= y1) return true;
+  }
+  return false;
+}
+
 // Grid lines and tick labels of both axes, the axes, and the axis names.
 std::string axes(const Frame& f, const std::string& x_label, const std::string& y_label) {
   std::string out;
@@ -115,66 +142,124 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks, bool integer
 
 std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
                            const std::vector<std::pair<double, double>>& points, const XyOptions& options) {
-  std::vector<std::pair<double, double>> shown;
-  for (const auto& [x, y] : points)
-    if (std::isfinite(x) && std::isfinite(y) && (!options.log2_x || x > 0)) shown.emplace_back(x, y);
+  return line_chart_svg(title, x_label, y_label, std::vector<XySeries>{{"", points}}, options);
+}
+
+std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<XySeries>& series, const XyOptions& options) {
+  std::vector<std::vector<std::pair<double, double>>> shown(series.size());
   Frame f;
   f.log2_x = options.log2_x;
   double x0 = INFINITY, x1 = -INFINITY, y0 = options.columns ? 0 : INFINITY, y1 = options.columns ? 0 : -INFINITY;
-  for (const auto& [x, y] : shown) {
-    const double t = f.log2_x ? std::log2(x) : x;
-    x0 = std::min(x0, t), x1 = std::max(x1, t), y0 = std::min(y0, y), y1 = std::max(y1, y);
-  }
+  for (size_t k = 0; k < series.size(); ++k)
+    for (const auto& [x, y] : series[k].points)
+      if (std::isfinite(x) && std::isfinite(y) && (!options.log2_x || x > 0)) {
+        shown[k].emplace_back(x, y);
+        const double t = f.log2_x ? std::log2(x) : x;
+        x0 = std::min(x0, t), x1 = std::max(x1, t), y0 = std::min(y0, y), y1 = std::max(y1, y);
+      }
   for (const auto& m : options.marks)
     if (std::isfinite(m.y)) y0 = std::min(y0, m.y), y1 = std::max(y1, m.y);
   if (!std::isfinite(x0)) x0 = 0, x1 = 1;
   if (!std::isfinite(y0)) y0 = 0, y1 = 1;
+  f.log10_y = options.log10_y && !options.columns && y0 > 0 && y1 / y0 >= 10;
   double half = 0;  // columns: half a column's slot on each side of the outer columns
+  std::vector<std::pair<double, double>> all;
+  for (const auto& line : shown) all.insert(all.end(), line.begin(), line.end());
   if (options.columns) {
     half = 0.5;
-    for (size_t i = 1; i < shown.size(); ++i)
-      if (const double gap = std::fabs(shown[i].first - shown[i - 1].first); gap > 0) half = std::min(half, gap / 2);
+    for (size_t i = 1; i < all.size(); ++i)
+      if (const double gap = std::fabs(all[i].first - all[i - 1].first); gap > 0) half = std::min(half, gap / 2);
   }
-  const bool whole =
-      std::all_of(shown.begin(), shown.end(), [](const auto& p) { return p.first == std::floor(p.first); });
+  const bool whole = std::all_of(all.begin(), all.end(), [](const auto& p) { return p.first == std::floor(p.first); });
   f.x_ticks = f.log2_x ? log2_ticks(x0, x1) : nice_ticks(x0, x1, 8, whole);
   f.x =
       f.log2_x ? span(f.x_ticks) : Range{std::min(f.x_ticks.front(), x0 - half), std::max(f.x_ticks.back(), x1 + half)};
   if (f.x.hi == f.x.lo) f.x.hi = f.x.lo + 1;
-  f.y_ticks = nice_ticks(y0, y1, 6);
+  f.y_ticks = f.log10_y ? log10_ticks(y0, y1) : nice_ticks(y0, y1, 6);
   f.y = span(f.y_ticks);
-  std::string out = svg_open(kXyLeft + kXyPlotW + 20, kXyTop + kXyPlotH + kXyBottom, title);
+  // The legend: a swatch and a label per named line, flowing in rows under the axis name.
+  const double width = kXyLeft + kXyPlotW + 20, legend_top = kXyTop + kXyPlotH + kXyBottom;
+  std::string legend;
+  double lx = kXyLeft, rows = 0;
+  for (size_t k = 0; k < series.size(); ++k) {
+    if (series[k].label.empty()) continue;
+    const double w = 30 + 6.5 * static_cast<double>(series[k].label.size());
+    if (rows == 0 || (lx + w > width && lx > kXyLeft)) lx = kXyLeft, ++rows;
+    const double y = legend_top + 16 * rows - 4;
+    legend += "<path class=\"line s" + std::to_string(k % 6) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
+    legend += "<text class=\"start\" x=\"" + svg_px(lx + 22) + "\" y=\"" + svg_px(y) + "\">" +
+              html_escape(series[k].label) + "</text>";
+    lx += w;
+  }
+  std::string out = svg_open(width, legend_top + (rows > 0 ? 16 * rows + 6 : 0), title);
   out += axes(f, x_label, y_label);
-  if (options.columns) {
-    const double w = std::max(1.0, 2 * half / (f.x.hi - f.x.lo) * kXyPlotW * 0.8);
-    for (const auto& [x, y] : shown) {
-      const double top = std::min(f.sy(y), f.sy(0)), h = std::fabs(f.sy(y) - f.sy(0));
-      out += "<g><title>" + html_escape(x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
-             "</title><rect class=\"bar\" x=\"" + svg_px(f.sx(x) - w / 2) + "\" y=\"" + svg_px(top) + "\" width=\"" +
-             svg_px(w) + "\" height=\"" + svg_px(h) + "\"/></g>";
+  std::vector<std::vector<std::pair<double, double>>> drawn(series.size());  // px, for the mark labels
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const std::string cls = series.size() > 1 ? " s" + std::to_string(k % 6) : "";
+    const std::string name = series[k].label.empty() ? "" : series[k].label + ": ";
+    if (options.columns) {
+      const double w = std::max(1.0, 2 * half / (f.x.hi - f.x.lo) * kXyPlotW * 0.8);
+      for (const auto& [x, y] : shown[k]) {
+        const double top = std::min(f.sy(y), f.sy(0)), h = std::fabs(f.sy(y) - f.sy(0));
+        out += "<g><title>" + html_escape(name + x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
+               "</title><rect class=\"bar\" x=\"" + svg_px(f.sx(x) - w / 2) + "\" y=\"" + svg_px(top) +
+               "\" width=\"" + svg_px(w) + "\" height=\"" + svg_px(h) + "\"/></g>";
+        drawn[k].emplace_back(f.sx(x), top);
+      }
+      continue;
     }
-  } else {
     std::string path;
     double last_x = -INFINITY;
-    for (const auto& [x, y] : shown) {  // x going back starts a new line: the series' next repetition
-      path += (path.empty() || x < last_x ? "M" : "L") + svg_px(f.sx(x)) + " " + svg_px(f.sy(y));
+    for (const auto& [x, y] : shown[k]) {  // x going back starts a new line: the series' next repetition
+      const bool restart = x < last_x;
+      path += (path.empty() || restart ? "M" : "L") + svg_px(f.sx(x)) + " " + svg_px(f.sy(y));
+      if (restart) drawn[k].emplace_back(NAN, NAN);  // no segment across a restart
+      drawn[k].emplace_back(f.sx(x), f.sy(y));
       last_x = x;
     }
-    if (!path.empty()) out += "<path class=\"line\" d=\"" + path + "\"/>";
-    if (shown.size() <= 40)  // a sweep's points, each with its value on hover; a long curve stays a line
-      for (const auto& [x, y] : shown)
-        out += "<g><title>" + html_escape(x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
-               "</title><circle class=\"pt\" cx=\"" + svg_px(f.sx(x)) + "\" cy=\"" + svg_px(f.sy(y)) +
+    if (!path.empty()) out += "<path class=\"line" + cls + "\" d=\"" + path + "\"/>";
+    if (shown[k].size() <= 40)  // a sweep's points, each with its value on hover; a long curve stays a line
+      for (const auto& [x, y] : shown[k])
+        out += "<g><title>" + html_escape(name + x_label + " " + tick_label(x) + ": " + fmt_num(y)) +
+               "</title><circle class=\"pt" + cls + "\" cx=\"" + svg_px(f.sx(x)) + "\" cy=\"" + svg_px(f.sy(y)) +
                "\" r=\"2.5\"/></g>";
   }
   for (const auto& m : options.marks) {
-    if (!std::isfinite(m.y)) continue;
-    const std::string y = svg_px(f.sy(m.y));
-    out += "<path class=\"mark\" d=\"M" + svg_px(kXyLeft) + " " + y + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
-    out += "<text class=\"tick end mark-label\" x=\"" + svg_px(kXyLeft + kXyPlotW - 4) + "\" y=\"" +
-           svg_px(f.sy(m.y) - 4) + "\">" + html_escape(m.label + " " + fmt_num(m.y)) + "</text>";
+    if (!std::isfinite(m.y) || (f.log10_y && m.y <= 0)) continue;
+    const double my = f.sy(m.y);
+    const std::string text = m.label + " " + fmt_num(m.y);
+    out += "<path class=\"mark\" d=\"M" + svg_px(kXyLeft) + " " + svg_px(my) + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
+    // The first of right-above, right-below, left-above, left-below where no line passes under the text.
+    const double tw = 6.5 * static_cast<double>(text.size());
+    struct Spot {
+      double x0, baseline;
+      const char* anchor;
+    };
+    const double right = kXyLeft + kXyPlotW - 4, left = kXyLeft + 4;
+    const Spot spots[] = {{right - tw, my - 4, "end"}, {right - tw, my + 13, "end"}, {left, my - 4, "start"},
+                          {left, my + 13, "start"}};
+    Spot chosen = spots[0];
+    for (const Spot& spot : spots) {
+      const double bx0 = spot.x0, bx1 = spot.x0 + tw, by0 = spot.baseline - 11, by1 = spot.baseline + 2;
+      bool hit = false;
+      for (const auto& line : drawn)
+        for (size_t i = 0; i < line.size() && !hit; ++i) {
+          const auto& p = line[i];
+          if (!std::isfinite(p.first)) continue;
+          hit = p.first >= bx0 && p.first <= bx1 && p.second >= by0 && p.second <= by1;
+          if (!hit && i > 0 && std::isfinite(line[i - 1].first)) hit = crosses(line[i - 1], p, bx0, bx1, by0, by1);
+        }
+      if (!hit) {
+        chosen = spot;
+        break;
+      }
+    }
+    out += std::string("<text class=\"tick ") + chosen.anchor + " mark-label\" x=\"" +
+           svg_px(chosen.anchor[0] == 'e' ? right : left) + "\" y=\"" + svg_px(chosen.baseline) + "\">" +
+           html_escape(text) + "</text>";
   }
-  return out + "</svg>";
+  return out + legend + "</svg>";
 }
 
 std::vector<size_t> pareto_frontier(const std::vector<ScatterPoint>& points, bool x_higher, bool y_higher) {
@@ -210,11 +295,7 @@ std::string scatter_chart_svg(const std::string& title, const std::string& x_lab
   f.x_ticks = nice_ticks(std::min(0.0, x0), x1, 7);
   f.x = span(f.x_ticks);
   f.log10_y = y0 > 0 && y1 / y0 >= 10;  // ratios of 1.1 and 16: the small ones stay apart
-  if (f.log10_y) {
-    for (double e = std::floor(std::log10(y0)); e <= std::ceil(std::log10(y1)) + 1e-9; ++e) f.y_ticks.push_back(e);
-  } else {
-    f.y_ticks = nice_ticks(std::min(0.0, y0), y1, 6);
-  }
+  f.y_ticks = f.log10_y ? log10_ticks(y0, y1) : nice_ticks(std::min(0.0, y0), y1, 6);
   f.y = span(f.y_ticks);
   const std::vector<size_t> front = pareto_frontier(points, x_higher, y_higher);
   std::vector<bool> on_front(points.size());

@@ -16,7 +16,16 @@ struct RefLine {
 struct XyOptions {
   bool columns = false;        ///< one column per point from 0 to y, instead of a line
   bool log2_x = false;         ///< x on a log2 scale (x > 0; other points left out), ticks at powers of 2
-  std::vector<RefLine> marks;  ///< drawn and labelled; the y axis spans them too
+  /// y on a log10 scale, ticks at powers of 10, when every y is > 0 and they span 10x or more (else linear:
+  /// a narrower span reads better on a linear axis). With log2_x: a log-log chart of a size sweep.
+  bool log10_y = false;
+  std::vector<RefLine> marks;  ///< drawn and labelled off the data; the y axis spans them too
+};
+
+/// One line of a line chart, named in the chart's legend by `label` ("" for a chart of one line: no legend).
+struct XySeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;
 };
 
 /// A tick's label: whole numbers (steps, experts, sizes) as integers, powers of two from 1024 up with the
@@ -36,6 +45,12 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks = 6, bool int
 /// sample (a loss curve of each repetition) is drawn as one line per repetition, not joined end to start.
 std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
                            const std::vector<std::pair<double, double>>& points, const XyOptions& options = {});
+
+/// The same with several lines on one pair of axes (a method each: one line per codec over a size sweep),
+/// each in its own colour (classes "line s0".."line s5", repeating) and named in a legend under the chart.
+/// Reference-line labels sit where no line passes (right or left end, above or below).
+std::string line_chart_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                           const std::vector<XySeries>& series, const XyOptions& options = {});
 
 struct ScatterPoint {
   std::string label;  ///< plain text, printed beside the point (class "lbl") and in its hover title

@@ -11,6 +11,8 @@
 #include <tuple>
 
 #include "reports/compare.hpp"
+#include "reports/detail/html_page.hpp"
+#include "reports/history.hpp"
 #include "reports/night_pages.hpp"
 #include "reports/render.hpp"
 #include "support/test_support.hpp"
@@ -123,7 +125,7 @@ std::string with_layout_probe(std::string html) {
   const std::string probe = R"(<script>
 const w = document.documentElement.clientWidth;
 const over = [...document.querySelectorAll('th,td,svg,p,h2,h3')]
-  .filter(e => !e.closest('div.wide') && e.getBoundingClientRect().right > w + 0.5)
+  .filter(e => !e.closest('div.wide, figure') && e.getBoundingClientRect().right > w + 0.5)
   .map(e => e.tagName + ':' + e.textContent.slice(0, 40));
 const spill = [...document.querySelectorAll('th,td')].filter(e => e.scrollWidth > e.clientWidth + 1)
   .map(e => e.tagName + ':' + e.textContent.slice(0, 40));
@@ -143,10 +145,25 @@ for (const e of document.body.querySelectorAll('*'))
 // The bottom of the last table of a nightly index (-1 without one): what must fit the first screen.
 const nights = document.querySelectorAll('table.night');
 const night = nights.length ? Math.round(nights[nights.length - 1].getBoundingClientRect().bottom) : -1;
+// A chart's text is drawn at its font size times the chart's scale: a chart shrunk to fit draws it smaller.
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const scale = svg.getBoundingClientRect().width / svg.width.baseVal.value;
+  for (const t of svg.querySelectorAll('text'))
+    font = Math.min(font, parseFloat(getComputedStyle(t).fontSize) * scale);
+}
+// Chart text drawn outside its chart (clipped: "6083" drawn as "083").
+let clip = 0;
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const box = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) ++clip;
+  }
+}
 const out = document.createElement('pre');
 out.id = 'fit';
 out.textContent = 'fit: scroll=' + document.documentElement.scrollWidth + ' client=' + w + ' over=' + over.length +
-  ' spill=' + spill.length + ' dup=' + dup.length + ' verdict=' + right + ' font=' + Math.round(font) + ' night=' + night +
+  ' spill=' + spill.length + ' dup=' + dup.length + ' verdict=' + right + ' font=' + Math.round(font) + ' night=' + night + ' clip=' + clip +
   (over.length ? ' first=' + over[0] : '') +
   (spill.length ? ' spilled=' + spill[0] : '') + (dup.length ? ' duplicate=' + dup[0] : '');
 document.body.append(out);
@@ -159,7 +176,7 @@ document.body.append(out);
 struct Fit {
   bool ok = false;
   std::string line;
-  int scroll = 0, client = 0, over = -1, spill = -1, dup = -1, verdict = -1, font = 0, night = -1;
+  int scroll = 0, client = 0, over = -1, spill = -1, dup = -1, verdict = -1, font = 0, night = -1, clip = -1;
 };
 Fit read_fit(const std::string& dom) {
   Fit f;
@@ -168,8 +185,9 @@ Fit read_fit(const std::string& dom) {
   if (at == std::string::npos) return f;
   at += marker.size();
   f.line = dom.substr(at, dom.find('<', at) - at);
-  f.ok = std::sscanf(f.line.c_str(), "fit: scroll=%d client=%d over=%d spill=%d dup=%d verdict=%d font=%d night=%d",
-                     &f.scroll, &f.client, &f.over, &f.spill, &f.dup, &f.verdict, &f.font, &f.night) == 8;
+  f.ok = std::sscanf(f.line.c_str(),
+                     "fit: scroll=%d client=%d over=%d spill=%d dup=%d verdict=%d font=%d night=%d clip=%d", &f.scroll,
+                     &f.client, &f.over, &f.spill, &f.dup, &f.verdict, &f.font, &f.night, &f.clip) == 9;
   return f;
 }
 
@@ -205,6 +223,7 @@ class ReportsHtmlBrowserTest : public ::testing::Test {
     EXPECT_LE(fit.scroll, fit.client) << width << ": " << fit.line;
     EXPECT_EQ(fit.over, 0) << width << ": " << fit.line;
     EXPECT_GE(fit.font, 11) << width << ": " << fit.line;
+    EXPECT_EQ(fit.clip, 0) << width << ": " << fit.line;
     if (const char* keep = std::getenv("MLSB_KEEP_SCREENSHOT_DIR"))
       chromium(page(name + "-shot.html", html),
                "--screenshot=" + (fs::path(keep) / (name + "-" + std::to_string(width) + ".png")).string(), width);
@@ -264,6 +283,7 @@ TEST_F(ReportsHtmlBrowserTest, TablesWithLongCellsFitTheWindowAndChartLabelsAreD
     EXPECT_EQ(fit.over, 0) << fit.line;                           // no cell, chart or heading beyond the window
     EXPECT_EQ(fit.spill, 0) << fit.line;                          // no cell's text printed over its neighbours
     EXPECT_EQ(fit.dup, 0) << fit.line;                            // every bar of a chart tells its case apart
+    EXPECT_GE(fit.font, 11) << fit.line;                          // a wide chart scrolls, its text never shrinks
     EXPECT_NE(r.out.find("axis_number_0=v"), std::string::npos);  // the colliding names fell back to params_key
     for (const char* chart : {"class=\"frontier\"", "class=\"mark\"", "class=\"part p2\"", "log scale"})
       EXPECT_NE(r.out.find(chart), std::string::npos) << chart;  // every kind of chart was laid out
@@ -299,6 +319,49 @@ TEST_F(ReportsHtmlBrowserTest, NightlyIndexFitsOneScreenAtBothWidths) {
       EXPECT_LE(fit.night, 900) << fit.line;
     }
   }
+}
+
+// The layout probe itself: a label drawn left of its chart counts as clipped, and a chart shrunk to fit the
+// window counts its text at the size it is drawn.
+TEST_F(ReportsHtmlBrowserTest, LayoutProbeCatchesClippedAndShrunkChartText) {
+  const std::string page_html =
+      detail::html_page_head("probe") +
+      "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"100\" height=\"40\">"
+      "<text x=\"-20\" y=\"20\">6083</text></svg></figure>"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" style=\"max-width:50%;height:auto\" width=\"2000\" "
+      "height=\"40\" viewBox=\"0 0 2000 40\"><text x=\"100\" y=\"20\">small</text></svg></body></html>\n";
+  const auto r = chromium(page("probe.html", with_layout_probe(page_html)), "--dump-dom", 800);
+  const Fit fit = read_fit(r.out);
+  ASSERT_TRUE(fit.ok) << fit.line;
+  EXPECT_EQ(fit.clip, 1) << fit.line;
+  EXPECT_LT(fit.font, 11) << fit.line;
+}
+
+// A history page with a step in a series of four-digit values and a constant series: every tick label lies
+// inside its chart at both widths (none clipped), and no text is under 11 px.
+TEST_F(ReportsHtmlBrowserTest, HistoryPageKeepsItsLabelsInsideTheCharts) {
+  History h;
+  h.suite = "smoke", h.machine_key = "ci-gpu-1", h.branch = "main";
+  for (int i = 0; i < 20; ++i) {
+    RunRecord r;
+    r.id = i + 1;
+    r.uuid = "00000000-0000-4000-8000-0000000000" + std::to_string(10 + i);
+    r.git_sha = std::to_string(1000000 + i) + "abcdef";
+    r.started_at = 1767225600 + 86400.0 * i;
+    h.runs.push_back(r);
+  }
+  for (const auto& [name, base, jump] : {std::tuple{"codec=zstd", 6083.0, 1.3}, {"codec=lz4", 42.0, 1.0}}) {
+    HistorySeries& s = h.series.emplace_back();
+    s.workload = "compress", s.params_key = name, s.name = std::string("compress/") + name;
+    s.metric = "time_ms", s.unit = "ms", s.primary = true;
+    for (size_t i = 0; i < h.runs.size(); ++i) {
+      const double v = base * (i >= 12 ? jump : 1.0) * (1 + 0.002 * static_cast<double>(i % 3));
+      s.points.push_back({i, v, v * 0.99, v * 1.01, 5});
+    }
+  }
+  detect_history(h, {});
+  const std::string html = render_history(h, "html");
+  for (int width : {1400, 800}) laid_out("history", html, width);
 }
 
 TEST_F(ReportsHtmlBrowserTest, ReportScreenshotIsAPng) {

@@ -95,7 +95,7 @@ TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
   EXPECT_THAT(svg, testing::HasSubstr("class=\"mark\""));
   EXPECT_THAT(svg, testing::HasSubstr(">eval loss 2.500</text>"));
   EXPECT_THAT(svg, testing::HasSubstr("<title>step 1: 4.000</title>"));
-  EXPECT_THAT(detail::line_chart_svg("empty", "x", "y", {}), testing::Not(testing::HasSubstr("class=\"line\"")));
+  EXPECT_THAT(detail::line_chart_svg("empty", "x", "y", std::vector<std::pair<double, double>>{}), testing::Not(testing::HasSubstr("class=\"line\"")));
   // Fractional values are labelled in their shortest form.
   EXPECT_THAT(detail::line_chart_svg("t", "x", "y", {{0, 0.25}, {1, 0.5}, {2, 0.75}}), testing::HasSubstr(">0.3<"));
   // A curve stored once per repetition: one line each, never a diagonal from the last step back to the first.
@@ -104,6 +104,20 @@ TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
   const std::string d = twice.substr(at, twice.find("/>", at) - at);
   EXPECT_EQ(std::count(d.begin(), d.end(), 'M'), 2) << d;
   EXPECT_EQ(std::count(d.begin(), d.end(), 'L'), 4) << d;
+}
+
+// A reference line's label sits where no line passes: a loss curve that falls through the eval loss near its
+// right end pushes the label to the left end, above or below the mark, off the curve.
+TEST(XyChart, AMarkLabelMovesOffTheCurve) {
+  std::vector<std::pair<double, double>> curve;
+  for (int i = 0; i < 50; ++i) curve.push_back({i, 5.5 - 0.05 * i});  // 3.05 at the end: through 3.4 at step 42
+  const std::string svg = detail::line_chart_svg("loss", "step", "loss", curve, {.marks = {{3.4, "eval loss"}}});
+  EXPECT_THAT(svg, testing::HasSubstr("<text class=\"tick start mark-label\" x=\"74.0\""));
+  // With the curve high on the left and low on the right, the right end above the mark is free.
+  std::vector<std::pair<double, double>> flat;
+  for (int i = 0; i < 50; ++i) flat.push_back({i, i < 10 ? 3.45 : 3.0});
+  const std::string right = detail::line_chart_svg("loss", "step", "loss", flat, {.marks = {{3.4, "eval loss"}}});
+  EXPECT_THAT(right, testing::HasSubstr("<text class=\"tick end mark-label\""));
 }
 
 TEST(XyChart, ColumnsAndLog2AxesLabelWithTheAxisUnits) {
@@ -144,22 +158,53 @@ TEST(SeriesItems, HtmlReportPlotsACaseCurve) {
   EXPECT_THAT(html, testing::HasSubstr("class=\"line\""));
 }
 
-// A swept numeric axis gets a line chart of the primary metric per combination of the other axes; an axis
-// spanning 64x or more is on a log2 scale; two values are no sweep.
-TEST(SweepCharts, OnePerSweptAxisAndSeries) {
+// A swept numeric axis gets one line chart per metric with a line per combination of the other axes (a line
+// per codec); an axis spanning 64x or more is log-log, and then the bandwidths (GB/s) are drawn against it
+// too, as nccl-tests prints them; two values are no sweep.
+TEST(SweepCharts, OneChartPerMetricWithALinePerMethod) {
   RunData d;
   d.run.uuid = "u";
   for (const std::string codec : {"zstd", "lz4"})
-    for (int e : {1024, 4096, 16384, 65536})
+    for (int e : {1024, 4096, 16384, 65536}) {
       d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", e}, {"level", 1}},
-                                        {{"time_ms", {e / 1000.0, e / 900.0}}}));
+                                        {{"time_ms", {e / 1000.0, e / 900.0}}, {"compress_gbps", {2.0, 2.1}}}));
+      for (auto& s : d.cases.back().summaries)
+        if (s.metric == "compress_gbps") s.unit = "GB/s";
+    }
   const std::string html = render(d, Format::Html);
-  EXPECT_THAT(html,
-              testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=zstd</figcaption>"));
-  EXPECT_THAT(html,
-              testing::HasSubstr("<figcaption>time_ms (ms) against elements (log2 scale), codec=lz4</figcaption>"));
+  const std::string caption =
+      "<figcaption>time_ms (ms) against elements (log2 scale), a line per codec</figcaption>";
+  ASSERT_THAT(html, testing::HasSubstr(caption));
+  const std::string svg = html.substr(html.find(caption), html.find("</svg>", html.find(caption)) - html.find(caption));
+  EXPECT_THAT(svg, testing::HasSubstr("class=\"line s0\""));
+  EXPECT_THAT(svg, testing::HasSubstr("class=\"line s1\""));
+  EXPECT_THAT(svg, testing::HasSubstr(">codec=zstd</text>"));  // the legend
+  EXPECT_THAT(svg, testing::HasSubstr(">codec=lz4</text>"));
+  EXPECT_THAT(svg, testing::HasSubstr("time_ms (ms) (log scale)"));  // 1 to 73 ms: log-log
+  EXPECT_THAT(html, testing::HasSubstr(
+                        "<figcaption>compress_gbps (GB/s) against elements (log2 scale), a line per codec</figcaption>"));
+  EXPECT_THAT(html, testing::Not(testing::HasSubstr("codec=zstd</figcaption>")));  // no chart per codec
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("against level")));
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("against codec")));
+}
+
+// A Pareto frontier compares methods on one input: a sweep over two sizes gets a frontier per size, the
+// largest shown and the other folded, never one frontier across sizes.
+TEST(SweepCharts, AParetoFrontierPerInputSize) {
+  RunData d;
+  d.run.uuid = "u";
+  for (int e : {65536, 1048576})
+    for (const auto& [codec, ratio, gbps] : {std::tuple{"zstd", 1.4, 0.8}, {"lz4", 1.1, 2.5}, {"topk", 16.7, 0.5}}) {
+      d.cases.push_back(test::make_case("compress", {{"codec", codec}, {"elements", e}},
+                                        {{"ratio", {ratio, ratio}}, {"compress_gbps", {gbps * e / 1e6, gbps * e / 1e6}}}));
+      d.cases.back().primary_metric = "ratio";
+      for (auto& s : d.cases.back().summaries) s.better = Better::Higher;
+    }
+  const std::string html = render(d, Format::Html);
+  EXPECT_THAT(html, testing::HasSubstr("against compress_gbps (GB/s) at elements=1048576 (medians; the Pareto frontier joined)"));
+  EXPECT_THAT(html, testing::HasSubstr("<summary>1 more Pareto frontiers, one per elements</summary>"));
+  EXPECT_THAT(html, testing::HasSubstr("against compress_gbps (GB/s) at elements=65536 (medians"));
+  EXPECT_LT(html.find("at elements=1048576"), html.find("at elements=65536"));
 }
 
 // Exposed communication is drawn against chunks beside the primary metric, both with the overlap=none case

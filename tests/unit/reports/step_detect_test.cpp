@@ -51,6 +51,18 @@ TEST(StepDetect, FindsATenPercentStepWhereItIs) {
   }
 }
 
+// A newest level longer than a tail may be (a third of the runs) but shorter than the fit's own rule needs:
+// the step is where the fit put it, not where the shorter tail test would (20 runs, a 30% step at run 12).
+TEST(StepDetect, ANewestLevelOfEightRunsStartsWhereTheStepIs) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto y = series(seed, 20, 0.003, SeriesNoise::Gaussian, 12, 0.30);
+    const auto a = detect_steps(y, {}, Better::Lower);
+    const auto regressions = a.regressions();
+    ASSERT_EQ(regressions.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(regressions[0]->at, 12u) << "seed " << seed;
+  }
+}
+
 TEST(StepDetect, AnImprovementIsAChangeButNoRegression) {
   const auto a = detect_steps(series(7, 60, 0.01, SeriesNoise::Gaussian, 40, -0.10), {}, Better::Lower);
   EXPECT_TRUE(a.regressions().empty());
