@@ -36,6 +36,7 @@ RunnerDefaults RunnerOverrides::apply(RunnerDefaults b) const {
   if (max_noise) b.max_noise = *max_noise;
   if (max_time_s) b.max_time_s = *max_time_s;
   if (timeout_s) b.timeout_s = *timeout_s;
+  if (min_sample_s) b.min_sample_s = *min_sample_s;
   b.max_samples = std::max(b.max_samples, b.min_samples);
   return b;
 }
@@ -49,6 +50,7 @@ RunnerOverrides RunnerOverrides::merged(const RunnerOverrides& o) const {
   if (o.max_noise) r.max_noise = o.max_noise;
   if (o.max_time_s) r.max_time_s = o.max_time_s;
   if (o.timeout_s) r.timeout_s = o.timeout_s;
+  if (o.min_sample_s) r.min_sample_s = o.min_sample_s;
   return r;
 }
 
@@ -209,9 +211,9 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     // The suite's times were for its own runner settings: command-line ones void them, except a sample count
     // alone (--repetitions, and a timeout that only bounds it), by which they are scaled below.
     const bool own_runner = !runner.warmup && !runner.min_samples && !runner.max_samples && !runner.min_time_s &&
-                            !runner.max_noise && !runner.max_time_s;
+                            !runner.max_noise && !runner.max_time_s && !runner.min_sample_s;
     const bool repetitions_only = !runner.warmup && runner.min_samples && runner.max_samples == runner.min_samples &&
-                                  !runner.min_time_s && !runner.max_noise && runner.max_time_s &&
+                                  !runner.min_time_s && !runner.max_noise && !runner.min_sample_s && runner.max_time_s &&
                                   std::isinf(*runner.max_time_s);
     for (auto& e : suite.entries)
       entries.push_back({e.workload, e.params, e.runner, own_runner || repetitions_only ? e.expected_s : -1,

@@ -16,7 +16,7 @@ namespace mlsb {
 /// Runner settings that override a workload's RunnerDefaults; unset fields keep the default.
 struct RunnerOverrides {
   std::optional<int> warmup, min_samples, max_samples;
-  std::optional<double> min_time_s, max_noise, max_time_s, timeout_s;
+  std::optional<double> min_time_s, max_noise, max_time_s, timeout_s, min_sample_s;
 
   /// Fields set here replace those of `base`.
   RunnerDefaults apply(RunnerDefaults base) const;

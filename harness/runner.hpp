@@ -44,6 +44,12 @@ struct RunComms {
 ///   n >= min_samples and measured time >= min_time_s and rel. stddev of the primary metric <= max_noise.
 bool should_stop(const RunnerDefaults& rules, int n, double measured_s, double primary_rel_stddev);
 
+/// The calls of the workload's sample() that one measured sample repeats (RunnerDefaults::min_sample_s):
+/// ceil(min_sample_s / call_s), at most kMaxBatch, when `allowed` (one rank, not counted under callgrind)
+/// and the last warm-up call took call_s < min_sample_s seconds; else 1 (also without a warm-up: call_s
+/// infinite). Ranks > 1 never batch: every rank must make the same calls, and their warm-ups differ.
+int batch_calls(double min_sample_s, double call_s, bool allowed);
+
 /// The key of a case's input data: "workload/a=1,b=x" over the axes the workload marks as data axes
 /// (Axis::data), so cases that differ only in a method axis (a codec, a cache policy) share it.
 std::string data_key(const WorkloadInfo& info, const Params& params);

@@ -36,7 +36,8 @@ struct SuiteParser {
 
   RunnerOverrides runner(const json& obj, const std::string& where) const {
     only_keys(obj, where,
-              {"warmup", "min_samples", "max_samples", "min_time_s", "max_noise", "max_time_s", "timeout_s"});
+              {"warmup", "min_samples", "max_samples", "min_time_s", "max_noise", "max_time_s", "timeout_s",
+               "min_sample_s"});
     RunnerOverrides r;
     auto get_int = [&](const char* key, std::optional<int>& slot) {
       if (!obj.contains(key)) return;
@@ -57,6 +58,7 @@ struct SuiteParser {
     get_num("max_noise", r.max_noise);
     get_num("max_time_s", r.max_time_s);
     get_num("timeout_s", r.timeout_s);
+    get_num("min_sample_s", r.min_sample_s);
     return r;
   }
 

@@ -8,7 +8,7 @@
 //               "params": {"agent": "oracle", "trials": [1, 3]},  // a value or a list of values
 //               "runner": {...},                                  // optional, for this entry
 //               "expected_s": 20}]}                               // optional, see SuiteEntry
-// Runner keys: warmup, min_samples, max_samples, min_time_s, max_noise, max_time_s, timeout_s.
+// Runner keys: warmup, min_samples, max_samples, min_time_s, max_noise, max_time_s, timeout_s, min_sample_s.
 // String values may use ${source_dir} (the project root) and ${shared_dir} (MLSB_SHARED_DIR, else
 // the `shared` folder beside the project root).
 #include <filesystem>

@@ -74,11 +74,17 @@ void State::record(std::string_view metric, double value) {
   if (!kept_.empty() && std::find(kept_.begin(), kept_.end(), metric) == kept_.end()) return;
   if (!std::isfinite(value))
     fail("metric '" + std::string(metric) + "' is not finite (" + std::to_string(value) + ")");
+  if (calls_ > 1) {  // a running mean: a value every call repeats stays exact
+    auto& [mean, count] = batched_[std::string(metric)];
+    ++count;
+    mean += (value - mean) / count;
+    return;
+  }
   samples_[std::string(metric)].push_back(value);
 }
 
 void State::add_item(std::string key, nlohmann::json item) {
-  if (warmup_) return;
+  if (warmup_ || call_ > 0) return;
   std::lock_guard lock(items_mutex_);
   items_.emplace_back(std::move(key), std::move(item));
 }
@@ -109,9 +115,19 @@ void State::skip_unless_every_rank(const std::string& failure) const {
   if (failed) throw StoppedByPeer{};
 }
 
-void State::begin_sample(int index, bool warmup) {
+void State::begin_sample(int index, bool warmup, int calls) {
   sample_index_ = index;
   warmup_ = warmup;
+  calls_ = std::max(calls, 1);
+  call_ = 0;
+  batched_.clear();
+}
+
+void State::end_sample() {
+  for (const auto& [metric, mean_count] : batched_) samples_[metric].push_back(mean_count.first);
+  batched_.clear();
+  calls_ = 1;
+  call_ = 0;
 }
 
 }  // namespace mlsb

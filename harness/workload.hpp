@@ -46,8 +46,8 @@ struct Axis {
   /// The axis matters only when axis `applies_if` takes one of `applies_if_values` ("" = always): in the
   /// other cases the plan sets it to its first default, makes one case of those that then coincide and
   /// leaves it out of the case's name. Set with applies_when() (harness/axes.hpp).
-  std::string applies_if;
-  std::vector<std::string> applies_if_values;
+  std::string applies_if{};
+  std::vector<std::string> applies_if_values{};
   /// Whether the axis matters in a case of these params (see applies_if).
   bool applies(const Params& p) const;
 };
@@ -68,7 +68,15 @@ struct RunnerDefaults {
   double max_noise = 0.02;   ///< stop once the primary metric's relative stddev is below this
   double max_time_s = 30.0;  ///< stop sampling after this long regardless (the stopping rule's limit)
   double timeout_s = 300.0;  ///< a case still running after this is failed as timed out
+  /// A batch: when the last warm-up call of a one-rank case took less than this, each measured sample
+  /// repeats the workload's sample() ceil(min_sample_s / t) times (at most kMaxBatch) and records the mean of
+  /// each metric over them (Google Benchmark's iterations, nvbench's batches), so that a sample of a fast
+  /// case lasts long enough to rise above the clock's and the scheduler's jitter. 0 = never batch.
+  double min_sample_s = 0.01;
 };
+
+/// The most calls one batched sample repeats (RunnerDefaults::min_sample_s).
+constexpr int kMaxBatch = 1000000;
 
 struct WorkloadInfo {
   std::string name;
@@ -159,7 +167,14 @@ class State {
 
   // Runner side.
   int sample_index() const { return sample_index_; }  ///< -1 during setup, < 0 in warm-up
-  void begin_sample(int index, bool warmup);
+  /// Starts sample `index` made of `calls` calls of the workload's sample() (a batch when > 1: see
+  /// RunnerDefaults::min_sample_s). In a batch, record() keeps each metric's values until end_sample() stores
+  /// their mean, and add_item() keeps the first call's items only.
+  void begin_sample(int index, bool warmup, int calls = 1);
+  /// Before each call of a batch after the first.
+  void next_call() { ++call_; }
+  /// Ends a sample begun with calls > 1: stores the mean of each metric recorded in its calls.
+  void end_sample();
   /// Under a counting instrument (`run --measure instructions`): record() still checks each metric but stores
   /// only those named here (the instrument's); the workload's own, wall-clock under valgrind, are dropped.
   void keep_only(std::vector<std::string> metrics) { kept_ = std::move(metrics); }
@@ -184,6 +199,8 @@ class State {
   std::filesystem::path work_dir_;
   int sample_index_ = -1;
   bool warmup_ = false;
+  int calls_ = 1, call_ = 0;                                 // a batch's calls, and the current one
+  std::map<std::string, std::pair<double, int>> batched_;    // metric -> mean and count over a batch's calls
   const std::atomic<bool>* cancel_ = nullptr;
   std::string backend_ = "cpu";
   comm::Communicator* comm_ = nullptr;

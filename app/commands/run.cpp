@@ -44,7 +44,7 @@ struct RunArgs {
   std::string target;
   std::vector<std::string> axis_specs, tags;
   std::optional<int> repetitions, warmup;
-  std::optional<double> max_time, timeout;
+  std::optional<double> max_time, timeout, min_sample_time;
   uint64_t seed = 1;
   std::string backend = "cpu", comm_kind = "auto", filter, branch, confirms, measure, uuid;
   bool dry_run = false;
@@ -63,7 +63,7 @@ nlohmann::json selection_of(const RunArgs& args) {
           {"params", params},
           {"runner",
            {{"repetitions", opt(args.repetitions)}, {"warmup", opt(args.warmup)}, {"max_time_s", opt(args.max_time)},
-            {"timeout_s", opt(args.timeout)}}}};
+            {"timeout_s", opt(args.timeout)}, {"min_sample_s", opt(args.min_sample_time)}}}};
 }
 
 // Why this run's counted cases cannot be counted ("" when they can): a GPU backend, MPI ranks, a time-based
@@ -210,9 +210,10 @@ void print_plan(const Plan& plan) {
     const auto seconds = [](double s) { return std::isfinite(s) ? shortest(s) + " s" : std::string("none"); };
     std::printf(
         "%s\n    %s\n    warmup %d, samples %d..%d, min time %g s, noise bound %g%%, "
-        "time limit %s, timeout %s%s\n",
+        "time limit %s, timeout %s, a sample lasts %s%s\n",
         c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
         r.max_noise * 100, seconds(r.max_time_s).c_str(), seconds(r.timeout_s).c_str(),
+        r.min_sample_s > 0 ? ("at least " + shortest(r.min_sample_s) + " s (batched)").c_str() : "one call",
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");
   }
   std::printf("%zu case(s)\n", plan.cases.size());
@@ -223,6 +224,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
   if (args.repetitions) ro.set_repetitions(*args.repetitions);
   ro.warmup = args.warmup;
   if (args.max_time) ro.max_time_s = args.max_time;
+  ro.min_sample_s = args.min_sample_time;
   ro.timeout_s = args.timeout;
   const auto overrides = parse_axis_overrides(args.axis_specs);
   auto plan = build_plan(args.target, default_suite_dirs(), overrides, ro, args.filter);
@@ -338,6 +340,10 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--max-time", args->max_time, "stop sampling a case after this many seconds")->check(finite_positive);
   run->add_option("--timeout", args->timeout, "fail a case still running after this many seconds")
       ->check(finite_positive);
+  run->add_option("--min-sample-time", args->min_sample_time,
+                  "a one-rank case whose warm-up call takes less repeats its body within each sample until the "
+                  "sample lasts this long, recording the mean (default 0.01; 0 never batches)")
+      ->check(CLI::Range(0.0, 3600.0));
   run->add_option("--seed", args->seed, "run seed; every case's data derives from it (default 1)");
   run->add_option("--tag", args->tags, "tag the run (repeatable); compare and report accept tags as run names")
       ->check(tag_name());

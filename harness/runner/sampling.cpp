@@ -54,11 +54,21 @@ int32_t CaseExecution::agree(int32_t mine) {
 void CaseExecution::run_samples(Workload& w) {
   State& st = *state;
   const RunnerDefaults& rules = spec.runner;
+  double warm_call_s = INFINITY;  // the last warm-up call's time: it sizes the batch
   for (int i = 0; i < rules.warmup; ++i) {
     if (cancel) throw Cancelled{};
     st.begin_sample(-1 - i, true);
+    const auto t0 = Clock::now();
     w.sample(st);
+    warm_call_s = seconds_since(t0);
     if (between_samples) between_samples();
+  }
+  const int calls = batch_calls(rules.min_sample_s, warm_call_s, ctl->size() == 1 && !counted);
+  if (calls > 1) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.3g", warm_call_s * 1e3);
+    st.note("each sample is the mean of " + std::to_string(calls) + " calls (one took " + took +
+            " ms; a sample lasts at least " + shortest(rules.min_sample_s * 1e3) + " ms)");
   }
   // A counted case with the extra-work knob: one more (counted, unrecorded) warm-up sizes the extra work.
   double extra = 0;
@@ -83,10 +93,15 @@ void CaseExecution::run_samples(Workload& w) {
   agree(kGo);
   while (true) {
     if (cancel) throw Cancelled{};
-    st.begin_sample(n, false);
+    st.begin_sample(n, false, calls);
+    if (n == 0 && calls > 1) st.add_item("batch", {{"calls_per_sample", calls}, {"min_sample_s", rules.min_sample_s}});
     const auto t0 = Clock::now();
     if (counted) counter.begin();
-    w.sample(st);
+    for (int call = 0; call < calls && !cancel; ++call) {
+      if (call > 0) st.next_call();
+      w.sample(st);
+    }
+    if (calls > 1) st.end_sample();
     if (counted) {
       const auto totals = counter.end();
       if (!totals) st.fail("--measure instructions: this process is not running under callgrind");
@@ -218,6 +233,12 @@ bool should_stop(const RunnerDefaults& r, int n, double measured_s, double noise
   if (n >= r.max_samples) return true;
   if (n >= 1 && measured_s >= r.max_time_s) return true;
   return n >= r.min_samples && measured_s >= r.min_time_s && noise <= r.max_noise;
+}
+
+int batch_calls(double min_sample_s, double call_s, bool allowed) {
+  if (!allowed || !(min_sample_s > 0) || !(call_s < min_sample_s)) return 1;
+  const double calls = std::ceil(min_sample_s / std::max(call_s, 1e-9));
+  return static_cast<int>(std::min(calls, static_cast<double>(kMaxBatch)));
 }
 
 std::string data_key(const WorkloadInfo& info, const Params& params) {

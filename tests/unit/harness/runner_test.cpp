@@ -58,6 +58,38 @@ TEST(HarnessRunner, RepetitionsAreAFixedCountNotCutByTheTimeLimit) {
   EXPECT_EQ(r.samples.at("value").size(), 4u);
 }
 
+TEST(HarnessRunner, ABatchRepeatsAFastCallUntilTheSampleLastsItsMinimumTime) {
+  EXPECT_EQ(batch_calls(0.01, 0.001, true), 10);
+  EXPECT_EQ(batch_calls(0.01, 0.003, true), 4);           // rounded up: a sample lasts at least 10 ms
+  EXPECT_EQ(batch_calls(0.01, 0.02, true), 1);            // slow enough already
+  EXPECT_EQ(batch_calls(0.01, 0.001, false), 1);          // ranks > 1 or counted: never
+  EXPECT_EQ(batch_calls(0, 0.001, true), 1);              // 0: never
+  EXPECT_EQ(batch_calls(0.01, INFINITY, true), 1);        // no warm-up
+  EXPECT_EQ(batch_calls(1.0, 0.0, true), kMaxBatch);      // a call below the clock's resolution
+  // A case whose call takes microseconds, with samples of at least 20 ms: each sample repeats the call (every
+  // call counted), the count is in the case's reason and its items, and a value every call records alike
+  // is stored exactly as one call records it.
+  auto spec = spec_for("test_counter", {{"mode", std::string("a")}, {"size", int64_t{3}}});
+  RunnerOverrides ro;
+  ro.set_repetitions(3);
+  spec.runner = ro.apply(spec.runner);
+  const auto single = run(spec);
+  ro.min_sample_s = 0.02;
+  spec.runner = ro.apply(spec.runner);
+  const int before = test::counter_samples();
+  const auto r = run(spec);
+  ASSERT_EQ(r.status, reports::CaseStatus::Ok) << r.reason;
+  ASSERT_EQ(r.samples.at("value").size(), 3u);
+  EXPECT_THAT(r.reason, testing::ContainsRegex("note: each sample is the mean of [0-9]+ calls"));
+  int calls = 0;
+  for (const auto& [key, item] : r.items)
+    if (key == "batch") calls = item.at("calls_per_sample").get<int>();
+  EXPECT_GT(calls, 10);
+  EXPECT_EQ(test::counter_samples() - before, 1 + 3 * calls);  // the warm-up call, then 3 batches
+  EXPECT_EQ(r.samples, single.samples);
+  EXPECT_THAT(single.reason, testing::Not(HasSubstr("mean of")));
+}
+
 TEST(HarnessRunner, OkCaseHasSamplesSummariesAndReproducibleData) {
   const int before = test::counter_samples();
   const auto spec = spec_for("test_counter", {{"mode", std::string("a")}, {"size", int64_t{3}}});
