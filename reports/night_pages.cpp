@@ -70,16 +70,6 @@ std::string svg_sparkline(const NightChange& c) {
          "\" cy=\"" + detail::svg_px(y(v.back())) + "\" r=\"2.5\"/></svg>";
 }
 
-// A case name that may break after its commas and slashes (before breaking inside a word).
-std::string breakable(const std::string& name) {
-  std::string out;
-  for (const char ch : name) {
-    out += html_escape(std::string_view(&ch, 1));
-    if (ch == ',' || ch == '/') out += "<wbr>";
-  }
-  return out;
-}
-
 // The context line without Markdown's code marks.
 std::string plain(std::string text) {
   std::erase(text, '`');
@@ -229,7 +219,7 @@ std::string render_night_index(const NightlyResult& night, const std::string& co
       const auto& m = *c.metric;
       const std::string verdict(to_string(m.verdict));
       out += std::string("<tr") + (m.verdict == Verdict::Worse ? " class=\"worse\"" : "") + "><td>" +
-             html_escape(c.suite->name) + "</td><td class=\"case\">" + breakable(m.name) + "</td><td>" +
+             html_escape(c.suite->name) + "</td><td class=\"case\">" + detail::html_breakable(m.name) + "</td><td>" +
              html_escape(m.metric) + "</td><td class=\"val\">" + html_escape(fmt_num(m.base_median)) + "&nbsp;→ " +
              html_escape(fmt_num(m.cand_median)) + (m.unit.empty() ? "" : "&nbsp;" + html_escape(m.unit)) +
              "</td><td class=\"num\">" +

@@ -93,12 +93,20 @@ CaseResult run_ranked_case(const CaseSpec& spec, const std::string& backend, uin
     for (const auto& w : exec->state->warnings()) rec.reason += (rec.reason.empty() ? "warning: " : "; warning: ") + w;
     for (const auto& n : exec->state->notes()) rec.reason += (rec.reason.empty() ? "note: " : "; note: ") + n;
     rec.items = std::move(exec->state->items());
+    const bool stopped = rec.status == CaseStatus::Interrupted || rec.status == CaseStatus::Timeout;
     if (rec.status == CaseStatus::Ok) {
       rec.samples = exec->state->samples();
-      for (const auto& [metric, values] : rec.samples) {
-        const Metric* m = info->find_metric(metric);
-        rec.summaries.push_back({metric, m->unit, m->better, summarize(values, exec->seed), m->deterministic});
-      }
+    } else if (stopped && exec->samples > 0) {
+      // A case stopped between samples keeps the ones it finished (a sample cut short may have recorded a
+      // part: the values past the finished count are dropped).
+      const auto done = static_cast<size_t>(exec->samples.load());
+      for (const auto& [metric, values] : exec->state->samples())
+        rec.samples[metric].assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(std::min(done, values.size())));
+      rec.reason += "; kept the " + std::to_string(done) + (done == 1 ? " sample" : " samples") + " it finished";
+    }
+    for (const auto& [metric, values] : rec.samples) {
+      const Metric* m = info->find_metric(metric);
+      rec.summaries.push_back({metric, m->unit, m->better, summarize(values, exec->seed), m->deterministic});
     }
   }
   if (!finished && ready) {

@@ -10,9 +10,9 @@ body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d0d7de}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0 16px;max-width:100%}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-td.text,table.meta td{overflow-wrap:anywhere}td.text{max-width:32em}
+table.meta td{overflow-wrap:anywhere}td.text{overflow-wrap:break-word;max-width:32em}
 table.meta th{width:9em}tr.total td{font-weight:600}
-div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child,table.summary td:first-child{min-width:14em;overflow-wrap:anywhere}
+div.wide{overflow-x:auto;max-width:100%}table.metrics td:first-child,table.cases td:first-child,table.summary td:first-child{min-width:14em}
 tr.throttled td{background:#fff1e5}tr.st-failed td,tr.st-timeout td,tr.st-interrupted td{background:#ffebe9}tr.st-skipped td{background:#fff8c5}
 figure{margin:8px 0 20px;overflow-x:auto}figcaption{font-weight:600;margin-bottom:4px}
 svg.chart{display:block}

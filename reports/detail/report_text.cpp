@@ -69,6 +69,18 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+std::string html_breakable(std::string_view s) {
+  std::string out;
+  for (size_t at = 0; at < s.size();) {
+    const size_t next = s.find_first_of(",/", at);
+    const size_t end = next == std::string_view::npos ? s.size() : next + 1;
+    out += html_escape(s.substr(at, end - at));
+    if (next != std::string_view::npos) out += "<wbr>";
+    at = end;
+  }
+  return out;
+}
+
 std::string md_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -32,6 +32,9 @@ std::string iso_time(double unix_s);
 std::string fmt_percent(int part, int total);
 
 std::string html_escape(std::string_view s);
+/// html_escape, with a line-break opportunity (<wbr>) after each ',' and '/': a case name
+/// ("workload/a=1,b=2") wraps between its params before it breaks inside one.
+std::string html_breakable(std::string_view s);
 /// Escapes a GFM table cell: `|`, `\`, `<`, `>`, `&`, backticks; newlines become spaces.
 std::string md_escape(std::string_view s);
 

@@ -121,7 +121,7 @@ std::string html_table(const Table& t, const std::string& css_class) {
     out += t.row_class[r].empty() ? "<tr>" : "<tr class=\"" + html_escape(t.row_class[r]) + "\">";
     for (size_t i = 0; i < t.rows[r].size(); ++i)
       out += (t.numeric[i] ? "<td class=\"num\">" : t.text[i] ? "<td class=\"text\">" : "<td>") +
-             html_escape(t.rows[r][i]) + "</td>";
+             (i == 0 ? html_breakable(t.rows[r][i]) : html_escape(t.rows[r][i])) + "</td>";  // a case name
     out += "</tr>";
   }
   return out + "</tbody></table></div>\n";

@@ -364,6 +364,27 @@ TEST_F(ReportsHtmlBrowserTest, HistoryPageKeepsItsLabelsInsideTheCharts) {
   for (int width : {1400, 800}) laid_out("history", html, width);
 }
 
+// A size sweep's report (two codecs over 64Ki..4Mi elements): the log-log chart with a line per codec, the
+// GB/s chart and a Pareto frontier per size keep their labels inside the charts and at 11 px or more at both
+// widths (a chart wider than the window scrolls), and the page does not scroll sideways.
+TEST_F(ReportsHtmlBrowserTest, SizeSweepReportKeepsItsChartsReadableAtBothWidths) {
+  RunData d = test::fixture_run();
+  d.cases.clear();
+  for (const auto& [codec, ratio, gbps] : {std::tuple{"exponent", 1.3, 1.5}, {"int8-block", 3.9, 4.0}})
+    for (int e = 65536; e <= 4194304; e *= 4) {
+      const double ms = e * 4 / (gbps * 1e6);
+      d.cases.push_back(test::make_case("compress.codec", {{"codec", codec}, {"elements", e}},
+                                        {{"time_ms", {ms, ms * 1.01}}, {"ratio", {ratio, ratio}},
+                                         {"compress_gbps", {gbps, gbps * 0.99}}}));
+      for (auto& s : d.cases.back().summaries)
+        s.unit = s.metric == "time_ms" ? "ms" : s.metric == "compress_gbps" ? "GB/s" : "ratio";
+    }
+  const std::string html = render(d, Format::Html);
+  ASSERT_NE(html.find("a line per codec"), std::string::npos);
+  ASSERT_NE(html.find("compress_gbps (GB/s) against elements"), std::string::npos);
+  for (int width : {1400, 800}) laid_out("sweep", html, width);
+}
+
 TEST_F(ReportsHtmlBrowserTest, ReportScreenshotIsAPng) {
   const fs::path png = tmp_ / "report.png";
   const auto r = chromium(page("report.html", render(wide_run(), Format::Html)), "--screenshot=" + png.string());

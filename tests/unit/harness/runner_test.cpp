@@ -202,7 +202,10 @@ TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
   auto slow = spec_for("test_sleep", {{"ms", int64_t{200}}});
   slow.runner.warmup = 0;
   slow.runner.min_samples = slow.runner.max_samples = 1;
-  auto endless = spec_for("test_sleep", {{"ms", int64_t{60000}}});
+  auto endless = spec_for("test_sleep", {{"ms", int64_t{100}}});  // 1000 samples of 100 ms
+  endless.runner.warmup = 0;
+  endless.runner.min_samples = endless.runner.max_samples = 1000;
+  endless.runner.max_time_s = 1000;
   plan.cases = {slow, endless, slow};
   std::FILE* sink = std::fopen("/dev/null", "w");
   Progress progress(sink, false, std::vector<PlannedCase>(3, {"test"}));
@@ -220,6 +223,12 @@ TEST(HarnessRunner, InterruptKeepsFinishedCasesAndMarksRun) {
   ASSERT_EQ(data.cases.size(), 2u);  // the third never started
   EXPECT_EQ(data.cases[0].status, reports::CaseStatus::Ok);
   EXPECT_EQ(data.cases[1].status, reports::CaseStatus::Interrupted);
+  // It keeps the samples it finished (about 6 of 100 ms in the 600 ms it ran), not the one cut short.
+  const auto& kept = data.cases[1].samples.at("value");
+  EXPECT_GE(kept.size(), 2u);
+  EXPECT_LE(kept.size(), 7u);
+  EXPECT_THAT(data.cases[1].reason, HasSubstr("kept the " + std::to_string(kept.size()) + " samples it finished"));
+  ASSERT_FALSE(data.cases[1].summaries.empty());
 }
 
 TEST(HarnessRunner, CaseSeedDependsOnRunSeedAndCase) {
