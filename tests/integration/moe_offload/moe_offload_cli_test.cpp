@@ -19,12 +19,15 @@ namespace fs = std::filesystem;
 
 using test::shell_quote;
 
-double median(const reports::CaseRecord& c, const std::string& metric) {
+// A metric's median (or its max) over the case's samples; a test failure when the case lacks it.
+double summary_stat(const reports::CaseRecord& c, const std::string& metric, bool max = false) {
   for (const auto& s : c.summaries)
-    if (s.metric == metric) return s.stats.median;
+    if (s.metric == metric) return max ? s.stats.max : s.stats.median;
   ADD_FAILURE() << c.params_key << " lacks " << metric;
   return -1;
 }
+
+double median(const reports::CaseRecord& c, const std::string& metric) { return summary_stat(c, metric); }
 
 bool has(const reports::CaseRecord& c, const std::string& metric) {
   for (const auto& s : c.summaries)
@@ -33,6 +36,14 @@ bool has(const reports::CaseRecord& c, const std::string& metric) {
 }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// Runs `mlsysbench run ARGS` into a fresh store in `dir` and returns the run it stored (a test failure and an
+// empty run when the command fails).
+reports::RunData run_into(const test::TempDir& dir, const std::string& args) {
+  const auto r = test::run_cli(dir / "r.db", "run " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  return r.exit_code == 0 ? test::only_run(dir / "r.db") : reports::RunData{};
+}
 
 TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
   test::TempDir dir;
@@ -64,6 +75,10 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
     if (policy == "belady") {
       EXPECT_EQ(median(c, "gap_to_belady_points"), 0);
     }
+    for (const auto& sm : c.summaries)  // a roofline bounds what the replay reached
+      if (sm.metric == "roofline_ratio") {
+        EXPECT_LE(sm.stats.max, 1 + 1e-9) << c.params_key;
+      }
     // Every policy but expertflow (which regroups tokens) replays the same lookups.
     if (policy != "expertflow") {
       const std::string scope = c.params["cache_scope"];
@@ -73,6 +88,19 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
       lookups[scope] = median(c, "lookups");
     }
   }
+}
+
+// With a link so fast that every policy is compute-bound, the policies replaying one schedule share the least
+// compute time measured: the second case's roofline is at least every roofline of the first (never its own
+// measurement's noise below it).
+TEST(MoeOffloadCli, PoliciesOfOneScheduleShareTheRooflinesComputeTime) {
+  test::TempDir dir;
+  const auto run = run_into(dir, "moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 -p sequences=8 "
+                                 "-p seq_len=32 -p policy=lru,belady -p link_gbps=1000000 --repetitions 3");
+  ASSERT_EQ(run.cases.size(), 2u);
+  const double first_max = summary_stat(run.cases[0], "roofline_tokens_per_s", true);
+  EXPECT_GE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max);
+  EXPECT_LE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max * 1.5);  // the same work
 }
 
 TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
@@ -103,11 +131,10 @@ TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {
 
 TEST(MoeOffloadCli, SyntheticTraceParametersAreRecorded) {
   test::TempDir dir;
-  const auto r = test::run_cli(dir / "r.db", "run moe_offload -p policy=lru -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 "
-                                    "-p sequences=4 -p seq_len=16 -p zipf=1.5 -p locality=0.25 -p correlation=0.75 "
-                                    "--repetitions 1");
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto run = test::only_run(dir / "r.db");
+  const auto run = run_into(dir, "moe_offload -p policy=lru -p layers=2 -p experts=4 -p hidden=16 -p ffn=16 "
+                                 "-p sequences=4 -p seq_len=16 -p zipf=1.5 -p locality=0.25 -p correlation=0.75 "
+                                 "--repetitions 1");
+  ASSERT_EQ(run.cases.size(), 1u);
   for (const auto& [key, item] : run.cases.at(0).items)
     if (key == "trace") {
       EXPECT_EQ(item["source"]["generator"], "synthetic");
