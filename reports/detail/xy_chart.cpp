@@ -177,6 +177,10 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
       f.log2_x ? span(f.x_ticks) : Range{std::min(f.x_ticks.front(), x0 - half), std::max(f.x_ticks.back(), x1 + half)};
   if (f.x.hi == f.x.lo) f.x.hi = f.x.lo + 1;
   f.y_ticks = f.log10_y ? log10_ticks(y0, y1) : nice_ticks(y0, y1, 6);
+  if (y0 >= 0) {  // a non-negative series' axis never goes below 0 (a constant 0 widened both ways)
+    std::erase_if(f.y_ticks, [](double t) { return t < 0; });
+    if (f.y_ticks.size() < 2) f.y_ticks = {0, y1 > 0 ? y1 : 1};
+  }
   f.y = span(f.y_ticks);
   // The legend: a swatch and a label per named line, flowing in rows under the axis name.
   const double width = kXyLeft + kXyPlotW + 20, legend_top = kXyTop + kXyPlotH + kXyBottom;

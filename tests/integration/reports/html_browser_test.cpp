@@ -263,7 +263,7 @@ TEST_F(ReportsHtmlBrowserTest, ReportLoadsWithoutConsoleMessagesAndRendersTables
   EXPECT_NE(r.out.find("<svg"), std::string::npos);
   EXPECT_NE(r.out.find("class=\"bar\""), std::string::npos);
   EXPECT_NE(r.out.find("<table class=\"cases\">"), std::string::npos);
-  EXPECT_NE(r.out.find("<td class=\"text\">moe_train/experts=8</td>"), std::string::npos);
+  EXPECT_NE(r.out.find("<td class=\"text\">moe_train/<wbr>experts=8</td>"), std::string::npos);
   EXPECT_NE(r.out.find("gradient mismatch | max err &lt;0.5&gt; &amp; more"), std::string::npos);
   EXPECT_NE(r.out.find("<th>AST accuracy</th>"), std::string::npos);
 }

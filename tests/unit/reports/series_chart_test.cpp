@@ -96,6 +96,8 @@ TEST(XyChart, LineChartDrawsOnePathTicksAndMarks) {
   EXPECT_THAT(svg, testing::HasSubstr(">eval loss 2.500</text>"));
   EXPECT_THAT(svg, testing::HasSubstr("<title>step 1: 4.000</title>"));
   EXPECT_THAT(detail::line_chart_svg("empty", "x", "y", std::vector<std::pair<double, double>>{}), testing::Not(testing::HasSubstr("class=\"line\"")));
+  // A constant 0 (a non-negative series) gets no negative tick.
+  EXPECT_THAT(detail::line_chart_svg("t", "x", "y", {{0, 0.0}, {1, 0.0}, {2, 0.0}}), testing::Not(testing::HasSubstr(">-")));
   // Fractional values are labelled in their shortest form.
   EXPECT_THAT(detail::line_chart_svg("t", "x", "y", {{0, 0.25}, {1, 0.5}, {2, 0.75}}), testing::HasSubstr(">0.3<"));
   // A curve stored once per repetition: one line each, never a diagonal from the last step back to the first.
