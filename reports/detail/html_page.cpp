@@ -32,7 +32,8 @@ table.compare{width:100%}table.compare td.case{overflow-wrap:anywhere;min-width:
 table.compare td.stats{font-size:12px;min-width:9em}table.compare summary{cursor:pointer}
 @media (max-width:820px){table.compare thead{display:none}table.compare tr{display:block;border:1px solid #d0d7de;margin-bottom:8px}
 table.compare td{display:block;border:none;max-width:none}table.compare td[data-label]{display:inline-block;padding-right:16px}
-table.compare td[data-label]::before{content:attr(data-label) ": ";color:#57606a}}
+table.compare td[data-label]::before{content:attr(data-label) ": ";color:#57606a}
+table.compare tr.worse{background:#ffebe9}table.compare tr.better{background:#dafbe1}table.compare tr td{background:none}}
 code{font-family:ui-monospace,monospace}nav a{margin-right:12px}
 table.night{width:100%}table.night td.case{overflow-wrap:break-word;min-width:10em}table.night td.val{text-align:right;font-variant-numeric:tabular-nums}table.night td.links a{margin-right:8px;white-space:nowrap}
 .why{font-size:12px;color:#57606a}ul.notes li{overflow-wrap:anywhere}svg.chart.spark{display:inline}svg.spark .line{stroke-width:1.2}svg.spark.worse .line{stroke:#cf222e}svg.spark.worse .pt{fill:#cf222e}

@@ -43,7 +43,8 @@ class Executor {
   virtual ReplayResult replay(const RoutingTrace& t, const Schedule& s, const CachePlan* plan) = 0;
 };
 
-/// The CPU executor: slots are host buffers, copies are memcpys timed by the link model, expert GEMMs
+/// The CPU executor: slots are host buffers, copies are memcpys timed by the link model (and then evicted
+/// from the CPU caches, as a device copy lands outside them: a miss gains no cache-hot compute), expert GEMMs
 /// run on OpenBLAS with `threads` threads. Throws std::invalid_argument("link_gbps: ...") for a
 /// bandwidth <= 0. `seed` seeds initial_hidden().
 std::unique_ptr<Executor> make_cpu_executor(const ExpertStore& store, int64_t slots, double link_gbps, int threads,
