@@ -200,7 +200,7 @@ std::string comparison_text(const Comparison& cmp, bool all) {
   list("Primary metric missing in the candidate", cmp.lost_primary);
   if (const auto power = detection_lines(cmp); !power.empty()) {
     out += "\nWhat the gate can see (a worse step caught with 95% probability):\n";
-    for (const auto& p : power) out += "  " + p + "\n";  // unwrapped: one line per case, to grep
+    for (const auto& p : power) out += "  " + word_wrap(p, kWidth, 4) + "\n";  // continued 4 columns in
   }
   const std::string note = untested_note(cmp);
   return out + "\n" + (note.empty() ? "" : word_wrap(note, kWidth, 0) + "\n") + tally(cmp) + "\n";

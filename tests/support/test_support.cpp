@@ -85,6 +85,19 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
+std::string unwrapped(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n' && text.compare(i + 1, 4, "    ") == 0) {
+      while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+      out += ' ';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 void write_file(const fs::path& path, const std::string& text) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   std::ofstream f(path, std::ios::binary);

@@ -58,6 +58,9 @@ struct Timed {
 Timed run_timed(const std::string& command);
 /// Occurrences of `what` in `text`, not overlapping.
 int count(const std::string& text, const std::string& what);
+/// `text` with each wrapped line joined to the one before: a newline and the indent that follows it become
+/// one space (the terminal output of compare wraps at 100 columns; a phrase is searched in one piece).
+std::string unwrapped(const std::string& text);
 
 /// Writes `text` to `path` (creating parent folders).
 void write_file(const std::filesystem::path& path, const std::string& text);

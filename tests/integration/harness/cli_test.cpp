@@ -221,6 +221,12 @@ TEST(CliEndToEnd, SmokeRunsReportsAndCompares) {
                               HasSubstr("compress.codec/codec=int8-block,elements=1048576  ok"),
                               HasSubstr("moe_train.layer/ffn=512,hidden=256,tokens=1024  ok"), HasSubstr("moe_train.lm/batch=8,"),
                               HasSubstr("moe_offload/experts=8,layers=4,policy=belady,seq_len=32  ok")));
+  // The whole smoke run's Markdown fits a pull-request comment without being cut: the floor agent's failures
+  // fold into one row per task.
+  const auto md = test::run_cli(db + "report full --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_LT(md.out.size(), 60000u);
+  EXPECT_THAT(md.out, Not(HasSubstr("**Cut here**")));
   // The comparisons below gate on toolbench's deterministic score, not on timings of a busy machine.
   for (const std::string tag : {"base", "cand"}) {
     const auto r = test::run_cli(db + "run smoke --filter '^toolbench/agent=oracle' -p limit=8 --tag " + tag);

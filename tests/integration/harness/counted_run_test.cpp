@@ -63,7 +63,7 @@ TEST(CountedRun, StoresDeterministicInstructionsThatOneCommitRepeats) {
   }
   const auto cmp = test::run_cli(db, "compare 1 2 --fail-on-regression");
   EXPECT_EQ(cmp.exit_code, 0) << cmp.out << cmp.err;
-  EXPECT_THAT(cmp.out, HasSubstr("(a counted metric: the threshold alone)"));
+  EXPECT_THAT(mlsb::test::unwrapped(cmp.out), HasSubstr("(a counted metric: the threshold alone)"));
 }
 
 TEST(CountedRun, TheExtraWorkKnobsTenAndTwoPercentFailTheGate) {

@@ -119,7 +119,8 @@ TEST(GateScenarios, AShortHistoryStillCatchesOnePointFiveTimes) {
   EXPECT_EQ(v.exit_code, 1) << v.err << v.out;
   EXPECT_EQ(v.worse.size(), 2u) << v.out;
   const auto text = run_cli(db, "compare --baseline auto latest --history 30");
-  EXPECT_NE(text.out.find("with 3 runs of history (the two-run rule until 5), >= "), std::string::npos) << text.out;
+  EXPECT_NE(mlsb::test::unwrapped(text.out).find("with 3 runs of history (the two-run rule until 5), >= "), std::string::npos)
+      << text.out;
 }
 
 TEST(GateScenarios, ANightOfAnUnchangedCommitIsJudged) {
@@ -204,7 +205,7 @@ TEST(GateScenarios, TheGateStatesWhatItCanSee) {
   }
   const auto text = run_cli(db, "compare --baseline auto latest --history 30");
   EXPECT_NE(text.out.find("What the gate can see"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("with 20 runs of history, >= "), std::string::npos) << text.out;
+  EXPECT_NE(mlsb::test::unwrapped(text.out).find("with 20 runs of history, >= "), std::string::npos) << text.out;
 }
 
 TEST(GateScenarios, ImportsOutOfOrderAreJudgedInTimeOrder) {
