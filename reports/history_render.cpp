@@ -13,14 +13,9 @@ namespace mlsb::reports {
 namespace {
 
 using detail::fmt_num;
+using detail::fmt_signed_percent;
 using detail::json_number;
 using ojson = nlohmann::ordered_json;
-
-
-std::string signed_percent(double change) {
-  if (!std::isfinite(change)) return "n/a";
-  return (change >= 0 ? "+" : "") + fmt_num(100 * change, 3) + "%";
-}
 
 // The runs in time order (by start time: ids follow the order of storing, which imports can change).
 // Two lines of at most 100 columns: the suite, machine and branch; then the runs and their dates.
@@ -35,12 +30,12 @@ std::string heading(const History& h) {
 std::string describe(const HistoryRegression& r) {
   const HistorySeries& s = *r.series;
   if (r.drift_end)
-    return s.name + " " + s.metric + ": a drift of " + signed_percent(r.step->change) + " over runs " +
+    return s.name + " " + s.metric + ": a drift of " + fmt_signed_percent(r.step->change) + " over runs " +
            std::to_string(r.first_run->id) + ".." + std::to_string(r.drift_end->id) + " (" +
            format_utc(r.first_run->started_at) + " .. " + format_utc(r.drift_end->started_at) + " UTC, git " +
            git_label(*r.first_run) + " -> " + git_label(*r.drift_end) + "): " + fmt_num(r.step->before) + " -> " +
            fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
-  return s.name + " " + s.metric + ": " + signed_percent(r.step->change) + " from run " +
+  return s.name + " " + s.metric + ": " + fmt_signed_percent(r.step->change) + " from run " +
          std::to_string(r.first_run->id) + " (" + format_utc(r.first_run->started_at) + " UTC, git " +
          git_label(*r.last_good) + " -> " + git_label(*r.first_run) + "): " + fmt_num(r.step->before) + " -> " +
          fmt_num(r.step->after) + (s.unit.empty() ? "" : " " + s.unit);
@@ -193,7 +188,7 @@ std::string render_html(const History& h) {
         steps.push_back({s.fitted[st.at], st.standing,
                          std::string(st.standing ? "regression " : st.worse ? "worse (not standing) " : "better ") +
                              (st.drift ? "drift " : "") +
-                             signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + git_label(r)});
+                             fmt_signed_percent(st.change) + " from run " + std::to_string(r.id) + ", git " + git_label(r)});
       }
     }
     const std::string caption = s.name + " — " + detail::metric_with_unit(s.metric, s.unit) + ", " +

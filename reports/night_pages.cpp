@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
 #include "reports/detail/html_page.hpp"
 #include "reports/detail/report_text.hpp"
@@ -22,11 +21,6 @@ const char* const kExitCodes =
 
 // The change in the worse direction: > 0 is worse, whatever the metric's Better.
 double worseness(const MetricComparison& m) { return m.better == Better::Lower ? m.ratio - 1 : 1 / m.ratio - 1; }
-
-std::string signed_percent(double ratio) {
-  const double pct = 100 * (ratio - 1);
-  return (pct > 0 ? "+" : "") + fmt_num(pct, 3) + "%";
-}
 
 std::string medians(const MetricComparison& m) {
   return fmt_num(m.base_median) + " → " + fmt_num(m.cand_median) + (m.unit.empty() ? "" : " " + m.unit);
@@ -107,7 +101,7 @@ std::string night_commits(const SuiteNight& s) {
     return git_label(r) + (r.started_at > 0 ? " of " + format_utc(r.started_at).substr(0, 10) : "");
   };
   if (s.comparison) {
-    const auto& [base, cand] = std::tie(s.comparison->base, s.comparison->cand);
+    const RunRecord &base = s.comparison->base, &cand = s.comparison->cand;
     const bool same = !cand.git_sha.empty() && base.git_sha == cand.git_sha;
     return at(base) + " .. " + at(cand) + (same ? " (the same commit: an unchanged commit is judged too)" : "");
   }
@@ -160,7 +154,7 @@ std::string render_night_summary(const NightlyResult& night, const std::string& 
     for (const auto& c : worst) {
       const auto& m = *c.metric;
       md += "| " + md_cell(c.suite->name) + " | " + md_cell(utf8_truncate(m.name, 60, "…")) + " | " + md_cell(m.metric) +
-            " | " + md_cell(medians(m)) + " | " + signed_percent(m.ratio) + " | " +
+            " | " + md_cell(medians(m)) + " | " + detail::fmt_signed_percent(m.ratio - 1) + " | " +
             (m.verdict == Verdict::Worse ? "**worse**" : std::string(to_string(m.verdict))) + " | " +
             (c.history.size() > 1 ? text_sparkline(c.history) : "—") + " | " + detects(m) + " |\n";
     }
@@ -223,7 +217,7 @@ std::string render_night_index(const NightlyResult& night, const std::string& co
              html_escape(m.metric) + "</td><td class=\"val\">" + html_escape(fmt_num(m.base_median)) + "&nbsp;→ " +
              html_escape(fmt_num(m.cand_median)) + (m.unit.empty() ? "" : "&nbsp;" + html_escape(m.unit)) +
              "</td><td class=\"num\">" +
-             signed_percent(m.ratio) + "</td><td>" + html_escape(verdict) +
+             detail::fmt_signed_percent(m.ratio - 1) + "</td><td>" + html_escape(verdict) +
              (m.why.empty() ? "" : "<div class=\"why\">" + html_escape(m.why) + "</div>") + "</td><td>" +
              (c.history.size() > 1 ? svg_sparkline(c) : "—") + "</td><td>" + html_escape(detects(m)) + "</td></tr>\n";
     }

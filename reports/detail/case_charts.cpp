@@ -70,17 +70,30 @@ std::string join_axes(const std::string& others) {
   return out;
 }
 
+// Each axis of the group's cases -> its values among them (as JSON text).
+std::map<std::string, std::set<std::string>> axis_values(const WorkloadGroup& g) {
+  std::map<std::string, std::set<std::string>> seen;
+  for (const CaseRecord* c : g.cases)
+    if (c->params.is_object())
+      for (const auto& [axis, v] : c->params.items()) seen[axis].insert(v.dump());
+  return seen;
+}
+
+// Charts folded under a summary line ("2 more bar charts: ..."): what a reader opens only when asked.
+std::string folded_charts(int count, const std::string& what, const std::string& charts) {
+  return "<details class=\"more-charts\"><summary>" + std::to_string(count) + " more " + what + "</summary>\n" +
+         charts + "</details>\n";
+}
+
 }  // namespace
 
 void sweep_charts(std::string& out, const WorkloadGroup& g) {
-  std::map<std::string, std::set<double>> values;     // numeric axis -> its values among ok cases
-  std::map<std::string, std::set<std::string>> seen;  // any axis -> its values (as JSON text)
+  std::map<std::string, std::set<std::string>> seen = axis_values(g);
+  std::map<std::string, std::set<double>> values;  // numeric axis -> its values among ok cases
   for (const CaseRecord* c : g.cases)
-    if (c->params.is_object())
-      for (const auto& [axis, v] : c->params.items()) {
-        seen[axis].insert(v.dump());
-        if (c->status == CaseStatus::Ok && v.is_number()) values[axis].insert(v.get<double>());
-      }
+    if (c->status == CaseStatus::Ok && c->params.is_object())
+      for (const auto& [axis, v] : c->params.items())
+        if (v.is_number()) values[axis].insert(v.get<double>());
   for (const auto& [axis, vals] : values) {
     if (vals.size() < 3) continue;
     // A sweep over 64x or more (sizes): log-log, and the bandwidths against it as nccl-tests prints them.
@@ -168,15 +181,11 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
 void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
   const std::vector<std::string> labels = distinct_labels(g.names);
   // A frontier compares methods on one input: the cases split by the numeric axes that vary (sizes).
-  std::map<std::string, std::set<std::string>> numeric;
-  for (const CaseRecord* c : g.cases)
-    if (c->params.is_object())
-      for (const auto& [axis, v] : c->params.items())
-        if (v.is_number()) numeric[axis].insert(v.dump());
+  const auto seen = axis_values(g);
   const auto input_of = [&](const CaseRecord& c) {
     std::string key;
-    for (const auto& [axis, vals] : numeric)
-      if (vals.size() > 1 && c.params.contains(axis))
+    for (const auto& [axis, vals] : seen)
+      if (vals.size() > 1 && c.params.contains(axis) && c.params[axis].is_number())
         key += (key.empty() ? "" : ",") + axis + "=" + param_text(c.params[axis]);
     return key;
   };
@@ -212,9 +221,7 @@ void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
       }
     }
     out += first;
-    if (folded > 0)
-      out += "<details class=\"more-charts\"><summary>" + std::to_string(folded) + " more Pareto frontiers, one per " +
-             join_axes(order.front()) + "</summary>\n" + rest + "</details>\n";
+    if (folded > 0) out += folded_charts(folded, "Pareto frontiers, one per " + join_axes(order.front()), rest);
   }
 }
 
@@ -290,9 +297,7 @@ void metric_charts(std::string& out, const WorkloadGroup& g) {
       ++more;
     }
   }
-  if (more > 0)
-    out += "<details class=\"more-charts\"><summary>" + std::to_string(more) +
-           " more bar charts: every other metric that differs between the cases</summary>\n" + others + "</details>\n";
+  if (more > 0) out += folded_charts(more, "bar charts: every other metric that differs between the cases", others);
 }
 
 }  // namespace mlsb::reports::detail

@@ -69,6 +69,11 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+std::string fmt_signed_percent(double change) {
+  if (!std::isfinite(change)) return "n/a";
+  return (change >= 0 ? "+" : "") + fmt_num(100 * change, 3) + "%";
+}
+
 std::string html_breakable(std::string_view s) {
   std::string out;
   for (size_t at = 0; at < s.size();) {

@@ -28,6 +28,9 @@ std::string fmt_ci(const Summary& s);
 std::string fmt_rel_stddev(const Summary& s);
 /// Unix seconds as ISO 8601 UTC ("2026-01-02T03:04:05Z"); "" for 0.
 std::string iso_time(double unix_s);
+/// A relative change as a signed percentage with 3 significant digits ("+12.3%", "-5.08%"); "n/a" when not
+/// finite.
+std::string fmt_signed_percent(double change);
 /// Share as a percentage with one decimal ("87.5%"); "n/a" when total is 0.
 std::string fmt_percent(int part, int total);
 

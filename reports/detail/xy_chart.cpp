@@ -11,6 +11,7 @@ namespace mlsb::reports::detail {
 namespace {
 
 constexpr double kXyLeft = 70, kXyPlotW = 560, kXyPlotH = 220, kXyTop = 12, kXyBottom = 44;
+constexpr double kCharPx = 6.5;  // the width of an 11 px label's character, for placing it
 
 struct Range {
   double lo = 0, hi = 1;
@@ -188,7 +189,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   double lx = kXyLeft, rows = 0;
   for (size_t k = 0; k < series.size(); ++k) {
     if (series[k].label.empty()) continue;
-    const double w = 30 + 6.5 * static_cast<double>(series[k].label.size());
+    const double w = 30 + kCharPx * static_cast<double>(series[k].label.size());
     if (rows == 0 || (lx + w > width && lx > kXyLeft)) lx = kXyLeft, ++rows;
     const double y = legend_top + 16 * rows - 4;
     legend += "<path class=\"line s" + std::to_string(k % 6) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
@@ -235,7 +236,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
     const std::string text = m.label + " " + fmt_num(m.y);
     out += "<path class=\"mark\" d=\"M" + svg_px(kXyLeft) + " " + svg_px(my) + "H" + svg_px(kXyLeft + kXyPlotW) + "\"/>";
     // The first of right-above, right-below, left-above, left-below where no line passes under the text.
-    const double tw = 6.5 * static_cast<double>(text.size());
+    const double tw = kCharPx * static_cast<double>(text.size());
     struct Spot {
       double x0, baseline;
       const char* anchor;
