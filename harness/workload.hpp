@@ -221,6 +221,10 @@ class Workload {
   /// agent without a model): throws std::invalid_argument naming the axes. The plan calls it for every
   /// case, so such a mistake is an input error (exit 2) found before anything runs.
   virtual void check(const Params&) const {}
+  /// What the case will do beyond its axes, printed under it by `run --dry-run` (the rank groups of a
+  /// parallel mapping, say); "" prints nothing. May not communicate; may throw std::invalid_argument, which
+  /// dry-run prints as the case's problem.
+  virtual std::string describe(const Params&) const { return ""; }
   virtual void setup(State&) {}
   virtual void sample(State&) = 0;
   virtual void verify(State&) {}

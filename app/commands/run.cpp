@@ -29,6 +29,7 @@
 #include "harness/callgrind.hpp"
 #include "harness/plan.hpp"
 #include "harness/progress.hpp"
+#include "harness/registry.hpp"
 #include "harness/runner.hpp"
 #include "harness/suite.hpp"
 #include "harness/value.hpp"
@@ -215,6 +216,17 @@ void print_plan(const Plan& plan) {
         r.max_noise * 100, seconds(r.max_time_s).c_str(), seconds(r.timeout_s).c_str(),
         r.min_sample_s > 0 ? ("at least " + shortest(r.min_sample_s) + " s (batched)").c_str() : "one call",
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");
+    std::string more;
+    try {
+      more = make_workload(c.workload)->describe(c.params);
+    } catch (const std::invalid_argument& e) {
+      more = std::string("will be skipped: ") + e.what();
+    }
+    for (size_t at = 0; at < more.size();) {
+      const size_t end = more.find('\n', at);
+      std::printf("    %s\n", more.substr(at, end == std::string::npos ? std::string::npos : end - at).c_str());
+      at = end == std::string::npos ? more.size() : end + 1;
+    }
   }
   std::printf("%zu case(s)\n", plan.cases.size());
 }

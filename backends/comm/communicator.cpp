@@ -82,10 +82,20 @@ std::unique_ptr<Communicator> Communicator::make_duplicate() {
   throw CommError(name() + ": this communicator cannot be duplicated");
 }
 
+std::unique_ptr<Communicator> Communicator::make_split(int, int) {
+  throw CommError(name() + ": this communicator cannot be split");
+}
+
 int node_local_rank(int rank) {
   for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
     if (const char* v = std::getenv(var)) return std::atoi(v);
   return rank;
+}
+
+int launcher_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
+  return 1;
 }
 
 std::string resolve_comm_kind(std::string_view kind) {
@@ -114,6 +124,14 @@ std::unique_ptr<Communicator> duplicate(Communicator& parent) {
   auto copy = parent.make_duplicate();
   copy->set_timeout(parent.timeout());
   return copy;
+}
+
+std::unique_ptr<Communicator> split(Communicator& parent, int color, int key) {
+  if (color < 0) throw std::invalid_argument("split: color must be >= 0, got " + std::to_string(color));
+  auto part = parent.make_split(color, key);
+  part->set_timeout(parent.timeout());
+  part->set_settle_time(parent.settle_time());
+  return part;
 }
 
 }  // namespace mlsb::comm

@@ -66,6 +66,7 @@ class Communicator {
   /// makes no further calls after a cancellation. Honoured by mpi and by nccl's non-blocking all-to-allv
   /// (local has nothing in flight).
   virtual void set_settle_time(double seconds) { settle_s_ = seconds; }
+  double settle_time() const { return settle_s_; }
 
   /// A communicator over the same ranks whose collectives take host buffers: this one, or, for nccl, its
   /// own MPI bootstrap (which follows this one's timeout, cancel flag and settle time). A workload whose
@@ -115,6 +116,11 @@ class Communicator {
   /// A fresh communicator over the same ranks (what duplicate() returns). Collective: every rank calls
   /// it. The default throws CommError (the kind cannot be duplicated).
   virtual std::unique_ptr<Communicator> make_duplicate();
+  /// A fresh communicator over the ranks that pass the same `color` (>= 0), numbered by `key` (ties by
+  /// this communicator's rank): what split() returns. Collective: every rank calls it. mpi: MPI_Comm_split;
+  /// nccl: a split of its MPI bootstrap, then a NCCL communicator over it; local: a copy of itself. The
+  /// default throws CommError (the kind cannot be split).
+  virtual std::unique_ptr<Communicator> make_split(int color, int key);
 
  protected:
   /// One host value from every rank, in rank order (expect_same's transport): an allgather on host_side().
@@ -133,6 +139,10 @@ std::string resolve_comm_kind(std::string_view kind);
 /// several on one node takes (node_local_rank % devices).
 int node_local_rank(int rank);
 
+/// The rank count the launcher gives (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE, Slurm's SLURM_NTASKS), else 1:
+/// what a plan made before any communicator exists (run --dry-run) can assume.
+int launcher_world_size();
+
 /// Creates the communicator of a kind ("local", "mpi", "nccl"). MPI is initialised on first use and
 /// finalised at exit. Throws CommError when the kind is unavailable (no GPU for nccl, say) and
 /// std::invalid_argument for an unknown kind.
@@ -142,5 +152,10 @@ std::unique_ptr<Communicator> make_communicator(std::string_view kind);
 /// `parent` (MPI_Comm_dup on mpi; the runner gives each case one so a failed case cannot poison the next).
 /// Calls parent.make_duplicate(); the copy inherits the parent's timeout (not its cancel flag).
 std::unique_ptr<Communicator> duplicate(Communicator& parent);
+
+/// The sub-communicator of `parent`'s ranks that pass the same `color` (a rank group: tensor, expert,
+/// data parallel), numbered by `key`; it inherits the parent's timeout and settle time (not its cancel
+/// flag). Calls parent.make_split(). Throws std::invalid_argument for a negative color.
+std::unique_ptr<Communicator> split(Communicator& parent, int color, int key);
 
 }  // namespace mlsb::comm

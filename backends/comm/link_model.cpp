@@ -4,6 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
+
+#include "backends/comm/communicator.hpp"
 
 #include "util/text.hpp"
 
@@ -24,6 +27,13 @@ double LinkModel::alltoallv_s(std::span<const size_t> send_bytes, std::span<cons
     if (static_cast<int>(r) != rank) received += static_cast<double>(recv_bytes[r]);
   const size_t peers = send_bytes.empty() ? 0 : send_bytes.size() - 1;
   return seconds(std::max(sent, received), peers);
+}
+
+void wait_for_link(const Communicator& comm, Clock::time_point until) {
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    if (comm.cancelled()) throw CommError("modelled link: cancelled");
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds(10)));
+  }
 }
 
 LinkModel make_link_model(double link_gbps, double link_latency_us) {

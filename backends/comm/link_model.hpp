@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <span>
 
+#include "util/clock.hpp"
+
 namespace mlsb::comm {
 
 /// Seconds to move `bytes` over a link of `link_gbps` GB/s (link_gbps > 0).
@@ -22,6 +24,12 @@ struct LinkModel {
   /// leaves the rank), plus one message latency per other rank.
   double alltoallv_s(std::span<const size_t> send_bytes, std::span<const size_t> recv_bytes, int rank) const;
 };
+
+class Communicator;
+
+/// Waits until `until` (a collective's start plus its modelled link time) in slices of at most 10 ms,
+/// throwing CommError("modelled link: cancelled") as soon as `comm`'s cancel flag is set.
+void wait_for_link(const Communicator& comm, Clock::time_point until);
 
 /// Throws std::invalid_argument naming the axis ("link_gbps: ...", "link_latency_us: ...") when the
 /// bandwidth or latency is negative or not finite, or a latency is given without a bandwidth.

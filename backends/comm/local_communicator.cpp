@@ -57,6 +57,7 @@ class LocalCommunicator final : public Communicator {
     copy(send, recv, send_bytes);
   }
   std::unique_ptr<Communicator> make_duplicate() override { return make_local_communicator(); }
+  std::unique_ptr<Communicator> make_split(int, int) override { return make_local_communicator(); }
 };
 
 }  // namespace

@@ -236,6 +236,15 @@ class MpiCommunicator final : public Communicator {
     return std::make_unique<MpiCommunicator>(copy, true);
   }
 
+  std::unique_ptr<Communicator> make_split(int color, int key) override {
+    // MPI_Comm_split blocks; every rank of a group calls it at the same point, so it cannot wait for long.
+    if (!broken_.empty()) throw CommError("mpi split: communicator unusable after an earlier failure (" + broken_ + ")");
+    MPI_Comm part = MPI_COMM_NULL;
+    if (const int rc = MPI_Comm_split(comm_, color, key, &part); rc != MPI_SUCCESS)
+      throw CommError("mpi split: MPI_Comm_split failed (" + std::to_string(rc) + ")");
+    return std::make_unique<MpiCommunicator>(part, true);
+  }
+
  private:
   // The requests of one collective call, completed together by wait() under the deadline.
   struct Requests {

@@ -221,6 +221,10 @@ class NcclCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Communicator> make_duplicate() override { return make_nccl_communicator(*boot_); }
+  std::unique_ptr<Communicator> make_split(int color, int key) override {
+    const auto part = split(*boot_, color, key);
+    return make_nccl_communicator(*part);
+  }
 
  private:
   /// An ialltoallv in flight: its ncclSend/ncclRecv are on the communication stream, `done_` recorded after them.

@@ -72,6 +72,10 @@ std::string mpirun(int ranks, int limit_s) {
          std::to_string(limit_s) + " mpirun -n " + std::to_string(ranks) + " --oversubscribe ";
 }
 
+CommandResult run_cli_on_ranks(int ranks, const std::filesystem::path& db, const std::string& args) {
+  return run_shell(mpirun(ranks, 600) + shell_quote(binary()) + " --db " + shell_quote(db) + " " + args);
+}
+
 Timed run_timed(const std::string& command) {
   const auto t0 = std::chrono::steady_clock::now();
   Timed t{run_shell(command)};

@@ -50,6 +50,8 @@ std::filesystem::path mpi_program(const std::string& name);
 /// "mpirun -n RANKS --oversubscribe " with the settings a root user on 2 cores needs, ended after `limit_s`
 /// (exit status 124): the program and its arguments follow.
 std::string mpirun(int ranks, int limit_s = 90);
+/// Runs `mlsysbench --db DB ARGS` on `ranks` Open MPI ranks (mpirun, ended after 600 s).
+CommandResult run_cli_on_ranks(int ranks, const std::filesystem::path& db, const std::string& args);
 /// A command's result and how long it ran.
 struct Timed {
   CommandResult r;

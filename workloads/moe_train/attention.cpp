@@ -8,10 +8,45 @@
 namespace mlsb::moe_train {
 
 template <typename T>
+void causal_head_forward(const T* q, int64_t ld_q, const T* k, const T* v, int64_t ld_kv, int64_t qn, int64_t kn,
+                         int64_t q_pos, int64_t d, T* p, T* ctx, int64_t ld_ctx) {
+  const T scale = T(1) / std::sqrt(T(d));
+  cpu::gemm<T>(false, true, qn, kn, d, scale, q, ld_q, k, ld_kv, T(0), p, kn);
+  for (int64_t i = 0; i < qn; ++i) {
+    T* row = p + i * kn;
+    const int64_t last = q_pos + i;  // the query's own position: it sees keys 0..last
+    const T m = *std::max_element(row, row + last + 1);
+    T sum = 0;
+    for (int64_t j = 0; j <= last; ++j) sum += row[j] = std::exp(row[j] - m);
+    for (int64_t j = 0; j <= last; ++j) row[j] /= sum;
+    std::fill(row + last + 1, row + kn, T(0));
+  }
+  cpu::gemm<T>(false, false, qn, d, kn, T(1), p, kn, v, ld_kv, T(0), ctx, ld_ctx);
+}
+
+template <typename T>
+void causal_head_backward(const T* q, int64_t ld_q, const T* k, const T* v, int64_t ld_kv, int64_t qn, int64_t kn,
+                          int64_t q_pos, int64_t d, const T* p, const T* dctx, int64_t ld_ctx, T* dq, int64_t ld_dq,
+                          T* dk, T* dv, int64_t ld_dkv, std::vector<T>& dp) {
+  const T scale = T(1) / std::sqrt(T(d));
+  dp.resize(qn * kn);
+  // dv = p^T dctx; dp = dctx v^T; ds = p * (dp - rowsum(dp * p)) * scale.
+  cpu::gemm<T>(true, false, kn, d, qn, T(1), p, kn, dctx, ld_ctx, T(0), dv, ld_dkv);
+  cpu::gemm<T>(false, true, qn, kn, d, T(1), dctx, ld_ctx, v, ld_kv, T(0), dp.data(), kn);
+  for (int64_t i = 0; i < qn; ++i) {
+    const int64_t last = q_pos + i;
+    T dot = 0;
+    for (int64_t j = 0; j <= last; ++j) dot += dp[i * kn + j] * p[i * kn + j];
+    for (int64_t j = 0; j < kn; ++j) dp[i * kn + j] = j <= last ? p[i * kn + j] * (dp[i * kn + j] - dot) * scale : T(0);
+  }
+  cpu::gemm<T>(false, false, qn, d, kn, T(1), dp.data(), kn, k, ld_kv, T(0), dq, ld_dq);
+  cpu::gemm<T>(true, false, kn, d, qn, T(1), dp.data(), kn, q, ld_q, T(0), dk, ld_dkv);
+}
+
+template <typename T>
 void attention_forward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, T* y,
                        AttentionCache<T>& cache) {
   const int64_t D = w.dim, H = w.heads, d = D / H, N = batch * seq;
-  const T scale = T(1) / std::sqrt(T(d));
   cache.qkv.resize(N * 3 * D);
   cache.probs.assign(batch * H * seq * seq, T(0));
   cache.ctx.resize(N * D);
@@ -19,18 +54,8 @@ void attention_forward(const AttentionWeights<T>& w, const T* x, int64_t batch, 
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const T* q = cache.qkv.data() + b * seq * 3 * D + h * d;
-      T* p = cache.probs.data() + (b * H + h) * seq * seq;
-      cpu::gemm<T>(false, true, seq, seq, d, scale, q, 3 * D, q + D, 3 * D, T(0), p, seq);
-      for (int64_t i = 0; i < seq; ++i) {
-        T* row = p + i * seq;
-        const T m = *std::max_element(row, row + i + 1);
-        T sum = 0;
-        for (int64_t j = 0; j <= i; ++j) sum += row[j] = std::exp(row[j] - m);
-        for (int64_t j = 0; j <= i; ++j) row[j] /= sum;
-        std::fill(row + i + 1, row + seq, T(0));
-      }
-      cpu::gemm<T>(false, false, seq, d, seq, T(1), p, seq, q + 2 * D, 3 * D, T(0),
-                   cache.ctx.data() + b * seq * D + h * d, D);
+      causal_head_forward(q, 3 * D, q + D, q + 2 * D, 3 * D, seq, seq, int64_t{0}, d,
+                          cache.probs.data() + (b * H + h) * seq * seq, cache.ctx.data() + b * seq * D + h * d, D);
     }
   cpu::gemm<T>(false, false, N, D, D, cache.ctx.data(), w.wo.data(), T(0), y);
 }
@@ -39,26 +64,16 @@ template <typename T>
 void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, const T* dy,
                         const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad) {
   const int64_t D = w.dim, H = w.heads, d = D / H, N = batch * seq;
-  const T scale = T(1) / std::sqrt(T(d));
-  std::vector<T> dctx(N * D), dqkv(N * 3 * D), dp(seq * seq);
+  std::vector<T> dctx(N * D), dqkv(N * 3 * D), dp;
   cpu::gemm<T>(true, false, D, D, N, cache.ctx.data(), dy, T(1), grad.wo.data());
   cpu::gemm<T>(false, true, N, D, D, dy, w.wo.data(), T(0), dctx.data());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const T* q = cache.qkv.data() + b * seq * 3 * D + h * d;
-      const T* p = cache.probs.data() + (b * H + h) * seq * seq;
-      const T* dc = dctx.data() + b * seq * D + h * d;
       T* dq = dqkv.data() + b * seq * 3 * D + h * d;
-      // dv = p^T dctx; dp = dctx v^T; ds = p * (dp - rowsum(dp * p)) * scale.
-      cpu::gemm<T>(true, false, seq, d, seq, T(1), p, seq, dc, D, T(0), dq + 2 * D, 3 * D);
-      cpu::gemm<T>(false, true, seq, seq, d, T(1), dc, D, q + 2 * D, 3 * D, T(0), dp.data(), seq);
-      for (int64_t i = 0; i < seq; ++i) {
-        T dot = 0;
-        for (int64_t j = 0; j <= i; ++j) dot += dp[i * seq + j] * p[i * seq + j];
-        for (int64_t j = 0; j < seq; ++j) dp[i * seq + j] = j <= i ? p[i * seq + j] * (dp[i * seq + j] - dot) * scale : T(0);
-      }
-      cpu::gemm<T>(false, false, seq, d, seq, T(1), dp.data(), seq, q + D, 3 * D, T(0), dq, 3 * D);
-      cpu::gemm<T>(true, false, seq, d, seq, T(1), dp.data(), seq, q, 3 * D, T(0), dq + D, 3 * D);
+      causal_head_backward(q, 3 * D, q + D, q + 2 * D, 3 * D, seq, seq, int64_t{0}, d,
+                           cache.probs.data() + (b * H + h) * seq * seq, dctx.data() + b * seq * D + h * d, D, dq,
+                           3 * D, dq + D, dq + 2 * D, 3 * D, dp);
     }
   cpu::gemm<T>(true, false, D, 3 * D, N, x, dqkv.data(), T(1), grad.wqkv.data());
   cpu::gemm<T>(false, true, N, D, 3 * D, dqkv.data(), w.wqkv.data(), T(0), dx);
@@ -93,6 +108,11 @@ void rmsnorm_backward(const T* x, const std::vector<T>& gain, int64_t rows, cons
 }
 
 #define MLSB_ATTENTION(T)                                                                                    \
+  template void causal_head_forward(const T*, int64_t, const T*, const T*, int64_t, int64_t, int64_t, int64_t,     \
+                                    int64_t, T*, T*, int64_t);                                                 \
+  template void causal_head_backward(const T*, int64_t, const T*, const T*, int64_t, int64_t, int64_t, int64_t,    \
+                                     int64_t, const T*, const T*, int64_t, T*, int64_t, T*, T*, int64_t,        \
+                                     std::vector<T>&);                                                          \
   template void attention_forward(const AttentionWeights<T>&, const T*, int64_t, int64_t, T*, AttentionCache<T>&); \
   template void attention_backward(const AttentionWeights<T>&, const T*, int64_t, int64_t, const T*,             \
                                    const AttentionCache<T>&, T*, AttentionWeights<T>&);                         \

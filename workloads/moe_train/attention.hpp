@@ -29,6 +29,20 @@ template <typename T>
 void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, const T* dy,
                         const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad);
 
+/// One head of causal attention, the core both the whole-model path above and the tensor/context-parallel
+/// block (fold/) run: queries at positions [q_pos, q_pos + qn) of a sequence whose keys and values sit at
+/// positions [0, kn) (kn >= q_pos + qn). p [qn, kn] = softmax over j <= q_pos + i of q k^T / sqrt(d) (zeros
+/// past each query's position), ctx [qn, d] = p v. q has row stride ld_q, k and v ld_kv, ctx ld_ctx.
+template <typename T>
+void causal_head_forward(const T* q, int64_t ld_q, const T* k, const T* v, int64_t ld_kv, int64_t qn, int64_t kn,
+                         int64_t q_pos, int64_t d, T* p, T* ctx, int64_t ld_ctx);
+/// Its backward from dctx (stride ld_ctx): dq [qn, d] (stride ld_dq), dk and dv [kn, d] (stride ld_dkv),
+/// all overwritten. `dp` is a workspace (resized to qn * kn).
+template <typename T>
+void causal_head_backward(const T* q, int64_t ld_q, const T* k, const T* v, int64_t ld_kv, int64_t qn, int64_t kn,
+                          int64_t q_pos, int64_t d, const T* p, const T* dctx, int64_t ld_ctx, T* dq, int64_t ld_dq,
+                          T* dk, T* dv, int64_t ld_dkv, std::vector<T>& dp);
+
 /// RMSNorm (Zhang & Sennrich, arXiv 1910.07467): y = x / sqrt(mean(x^2) + 1e-6) * gain, per row of dim.
 template <typename T>
 void rmsnorm_forward(const T* x, const std::vector<T>& gain, int64_t rows, T* y);

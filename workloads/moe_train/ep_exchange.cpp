@@ -12,10 +12,6 @@
 namespace mlsb::moe_train {
 namespace {
 
-Clock::duration as_duration(double seconds) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
 unsigned char* bytes(void* p) { return static_cast<unsigned char*>(p); }
 const unsigned char* cbytes(const void* p) { return static_cast<const unsigned char*>(p); }
 
@@ -111,12 +107,7 @@ void EpExchange::account_busy() {
   busy_.clear();
 }
 
-void EpExchange::wait_until(Clock::time_point t) {
-  for (auto now = Clock::now(); now < t; now = Clock::now()) {
-    if (comm_.cancelled()) throw comm::CommError("modelled link: cancelled");
-    std::this_thread::sleep_for(std::min<Clock::duration>(t - now, std::chrono::milliseconds(10)));
-  }
-}
+void EpExchange::wait_until(Clock::time_point t) { comm::wait_for_link(comm_, t); }
 
 void EpExchange::blocking(const std::function<void()>& call, std::span<const size_t> send_bytes,
                           std::span<const size_t> recv_bytes) {

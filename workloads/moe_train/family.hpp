@@ -5,6 +5,8 @@
 //   moe_train.lm     a small MoE decoder LM trained byte-level on a real text corpus (loss curve, routing)
 //   moe_train.plan   a FinDEP-style plan of the layer's overlapped expert parallelism (chunks, where the shared
 //                    experts compute) for the run's ranks and a modelled link, run and measured beside its prediction
+//   moe_train.block  one transformer block (attention + MoE) with MoE Parallel Folding: attention and experts on
+//                    different groups of the same ranks (fold/), measured per group, checked against one rank
 // `moe_train` (with `-p mode=layer|lm|plan`, layer by default) is an alias for them, so suites, command lines
 // and stored runs of the single workload they were keep working.
 #include <string_view>

@@ -21,15 +21,10 @@ using test::mpi_program;
 using test::mpirun;
 using test::shell_quote;
 
-// `mlsysbench --db DB ARGS` on `ranks` Open MPI ranks.
-auto run_on_ranks(int ranks, const fs::path& db, const std::string& args) {
-  return test::run_shell(mpirun(ranks, 600) + shell_quote(test::binary()) + " --db " + shell_quote(db) + " " + args);
-}
-
 TEST(MoeTrainMpi, ExpertParallelLayerOnFourRanks) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
-  const auto r = run_on_ranks(4, dir / "r.db",
+  const auto r = test::run_cli_on_ranks(4, dir / "r.db",
                               "run moe_train "
                               "-p hidden=32 -p ffn=48 -p experts=8,6 -p tokens=200 -p router=topk_softmax,sigmoid "
                               "-p capacity_factor=0,1 --repetitions 3");
@@ -93,7 +88,7 @@ TEST(MoeTrainMpi, ChunkedOverlapRunsVerifiedAndRecordsExposedCommunication) {
   test::TempDir dir;
   // tokens=2: every rank receives at most a few rows, so 64 chunks outnumber them; the modelled link makes
   // every all-to-all take at least 0.2 ms.
-  const auto r = run_on_ranks(4, dir / "r.db",
+  const auto r = test::run_cli_on_ranks(4, dir / "r.db",
                               "run moe_train.layer "
                               "-p hidden=32 -p ffn=48 -p experts=8 -p tokens=2,300 -p overlap=none,chunked "
                               "-p chunks=64 -p link_gbps=10 -p link_latency_us=200 --repetitions 2");
@@ -121,7 +116,7 @@ TEST(MoeTrainMpi, PlanOnTwoRanksRunsItsPlanVerifiedBesideItsPrediction) {
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;
   // A slow modelled link (50 MB/s, 1.3 ms per all-to-all of 256 tokens) so that the schedule matters.
-  const auto r = run_on_ranks(2, dir / "r.db",
+  const auto r = test::run_cli_on_ranks(2, dir / "r.db",
                               "run moe_train.plan -p hidden=64 -p ffn=128 -p experts=4 -p shared_experts=0,1 "
                               "-p tokens=256 -p link_gbps=0.05 -p link_latency_us=50 --repetitions 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -169,7 +164,7 @@ TEST(MoeTrainMpi, PlanBadInputsNameTheAxis) {
   EXPECT_THAT(no_link.err, testing::HasSubstr("link_gbps"));
   if (test::run_shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun not installed";
   const auto r =
-      run_on_ranks(2, dir / "e.db", "run moe_train.plan -p hidden=16 -p ffn=16 -p experts=1 -p topk=1 --repetitions 1");
+      test::run_cli_on_ranks(2, dir / "e.db", "run moe_train.plan -p hidden=16 -p ffn=16 -p experts=1 -p topk=1 --repetitions 1");
   EXPECT_EQ(r.exit_code, 1) << "its only case skipped\n" << r.out << r.err;
   const auto run = test::only_run(dir / "e.db");
   ASSERT_EQ(run.cases.size(), 1u);

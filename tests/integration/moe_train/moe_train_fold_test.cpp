@@ -1,0 +1,122 @@
+// MoE Parallel Folding on 8 real Open MPI ranks: the folded block equals the one-rank block for every legal
+// mapping (moe_fold_check), moe_train.block runs a folding sweep through the CLI with per-group metrics and its
+// check, a modelled cluster of 2 nodes counts cross-node bytes, --dry-run prints Megatron's groups, and the bad
+// mappings are errors naming the axis (at plan time) or skipped cases naming the rule (with the run's ranks).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reports/model.hpp"
+#include "support/test_support.hpp"
+
+namespace mlsb {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::count;
+using test::mpi_program;
+using test::mpirun;
+using test::shell_quote;
+using ::testing::HasSubstr;
+
+bool have_mpirun() { return test::run_shell("command -v mpirun").exit_code == 0; }
+
+double median_of(const reports::CaseRecord& c, const std::string& metric) {
+  for (const auto& s : c.summaries)
+    if (s.metric == metric) return s.stats.median;
+  return -1;
+}
+
+TEST(MoeTrainFold, EveryLegalMappingOfEightRanksEqualsTheOneRankBlock) {
+  const fs::path check = mpi_program("moe_fold_check");
+  if (!have_mpirun() || !fs::exists(check)) GTEST_SKIP() << "no mpirun or check";
+  const auto r = test::run_shell(mpirun(8, 600) + shell_quote(check));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", 0 mismatched"));
+  EXPECT_EQ(count(r.out, "MISMATCH"), 0) << r.out;
+  EXPECT_GE(count(r.out, "ok dropless"), 30) << r.out;
+  EXPECT_EQ(count(r.out, "ok capacity"), 6) << r.out;
+  EXPECT_GE(count(r.out, "ok empty splits"), 1) << r.out;
+}
+
+TEST(MoeTrainFold, BlockSweepOnEightRanksWithAModelledClusterOfTwoNodes) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  const auto r = test::run_cli_on_ranks(8, dir / "r.db",
+                              "run moe_train.block -p hidden=32 -p ffn=64 -p seq=32 -p batch=8 -p tp=2 "
+                              "-p etp=1,2 -p ep=2,4,8 -p ranks_per_node=4 -p inter_gbps=5 --repetitions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 6u);
+  for (const auto& c : run.cases) {
+    if (c.params["etp"] == 2 && c.params["ep"] == 8) {
+      EXPECT_EQ(c.status, reports::CaseStatus::Skipped);
+      EXPECT_THAT(c.reason, HasSubstr("ep: etp x ep x pp = 16 does not divide the 8 ranks"));
+      continue;
+    }
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
+    EXPECT_EQ(c.ranks, 8);
+    EXPECT_GT(median_of(c, "step_ms"), 0);
+    EXPECT_GT(median_of(c, "tp_bytes"), 0) << "the attention's all-gathers and reduce-scatters over TP";
+    EXPECT_GT(median_of(c, "dp_bytes"), 0) << "the dense gradients over DP x CP";
+    EXPECT_EQ(median_of(c, "cp_bytes"), 0) << "cp = 1";
+    EXPECT_GT(median_of(c, "ep_bytes"), 0);
+    EXPECT_GT(median_of(c, "mfu"), 0);
+    const bool etp2 = c.params["etp"] == 2;
+    EXPECT_EQ(median_of(c, "etp_bytes") > 0, etp2) << c.params_key;
+    // EP groups on nodes of 4: etp 1, ep 4 -> [0..3] [4..7], inside a node (only DP x CP and EDP cross);
+    // etp 1, ep 8 -> every rank, 4 of its 7 peers on the other node.
+    if (!etp2 && c.params["ep"] == 4) {
+      EXPECT_LE(median_of(c, "cross_node_bytes"), median_of(c, "dp_bytes") + median_of(c, "edp_bytes")) << c.params_key;
+    }
+    if (!etp2 && c.params["ep"] == 8) {
+      EXPECT_GT(median_of(c, "cross_node_bytes"), 0.4 * median_of(c, "ep_bytes"));
+    }
+    EXPECT_GT(median_of(c, "cross_node_bytes"), 0) << "DP groups span both nodes";
+  }
+}
+
+TEST(MoeTrainFold, DryRunPrintsMegatronsGroups) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  const auto r = test::run_shell(mpirun(8, 120) + "--output-filename " + shell_quote((dir / "out").string()) + " " +
+                                 shell_quote(test::binary()) + " run moe_train.block -p tp=2 -p etp=1 -p ep=4 --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string out = test::read_file(dir / "out" / "1" / "rank.0" / "stdout");
+  EXPECT_THAT(out, HasSubstr("on 8 rank(s): tp2 cp1 dp4 | etp1 ep4 edp2 (folded)"));
+  EXPECT_THAT(out, HasSubstr("tp: [0,1] [2,3] [4,5] [6,7]"));
+  EXPECT_THAT(out, HasSubstr("dp: [0,2,4,6] [1,3,5,7]"));
+  EXPECT_THAT(out, HasSubstr("ep: [0,1,2,3] [4,5,6,7]"));
+  EXPECT_THAT(out, HasSubstr("edp: [0,4] [1,5] [2,6] [3,7]"));
+}
+
+TEST(MoeTrainFold, BadMappingsNameTheAxisAndTheRule) {
+  test::TempDir dir;
+  // Rank-independent rules: input errors at plan time (exit 2).
+  for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
+           {"-p experts=6 -p ep=4", "ep: the 6 experts do not divide by ep = 4"},
+           {"-p ffn=250 -p etp=4", "etp: ffn 250 does not divide by etp = 4"},
+           {"-p order=tp-cp-ep-dp-xx", "order: unknown name 'xx'"},
+           {"-p order=tp-ep-pp -p cp=2", "order: 'tp-ep-pp' leaves out cp"},
+           {"-p heads=3", "heads: 3 does not divide hidden 128"}}) {
+    const auto r = test::run_shell(shell_quote(test::binary()) + " --db " + shell_quote(dir / "x.db") +
+                                   " run moe_train.block " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(what)) << args;
+  }
+  // Rules that need the run's ranks: skipped cases naming the rule.
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  const auto r = test::run_cli_on_ranks(4, dir / "r.db",
+                              "run moe_train.block -p hidden=32 -p ffn=64 -p seq=32 -p batch=4 "
+                              "-p ep=8,2 -p ranks_per_node=3 --repetitions 2");
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 2u) << r.out << r.err;
+  for (const auto& c : run.cases) {
+    EXPECT_EQ(c.status, reports::CaseStatus::Skipped) << c.params_key;
+    EXPECT_THAT(c.reason, HasSubstr(c.params["ep"] == 8 ? "ep: etp x ep x pp = 8 does not divide the 4 ranks"
+                                                         : "ranks_per_node: 3 does not divide the 4 ranks"));
+  }
+}
+
+}  // namespace
+}  // namespace mlsb

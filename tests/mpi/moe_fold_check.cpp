@@ -1,0 +1,97 @@
+// moe_fold_check: the folded block (workloads/moe_train/fold/) on every rank of mpirun against the one-rank block,
+// for every legal mapping of the world (tp, cp, etp, ep over its divisors): y, dx and every gradient shard within
+// kBlockRelTolerance; with a capacity factor, the assignments each rank drops are the ones the reference drops for
+// that rank's tokens; the dispatcher conserves tokens (sent rows are the transpose of received rows, the round trip
+// returns etp * x); and a world with a rank whose experts get no tokens works. Prints one line per mapping (rank
+// 0); exit status 0 only when every mapping matched on every rank.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends/comm/communicator.hpp"
+#include "workloads/moe_train/fold/block.hpp"
+#include "workloads/moe_train/fold/block_check.hpp"
+
+using namespace mlsb::moe_train;
+using namespace mlsb::moe_train::fold;
+
+namespace {
+
+// One mapping on every rank: 0 when it matched everywhere.
+int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const Mapping& m, const char* what) {
+  const Groups g = make_groups(m);
+  auto comms = make_rank_comms(world, g, Cluster{});
+  FoldedBlock block(c, m, g, *comms, world.rank(), 1);
+  const BlockWeights w = init_block(c, 11);
+  const BlockData data = block_data(c, 11);
+  block.load(w);
+  const int64_t h = c.moe.hidden;
+  const auto& own = block.own_tokens();
+  std::vector<float> x(own.size() * h), dy(x.size()), y(x.size()), dx(x.size());
+  for (size_t t = 0; t < own.size(); ++t) {
+    std::copy_n(data.x.begin() + own[t] * h, h, x.begin() + t * h);
+    std::copy_n(data.dy.begin() + own[t] * h, h, dy.begin() + t * h);
+  }
+  block.forward(x.data(), y.data());
+  block.backward(dy.data(), dx.data());
+  const BlockCheck check = check_block(c, m, g, w, data, block, y, dx);
+  // Tokens conserved: what this rank sends each EP peer is what that peer receives from it.
+  auto& ep = (*comms)[Group::Ep];
+  const auto sent = ep.allgather_i64(block.send_rows()), received = ep.allgather_i64(block.recv_rows());
+  const int n = ep.size();
+  bool transposed = true;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) transposed &= sent[a * n + b] == received[b * n + a];
+  // The round trip of the rows returns them times etp.
+  std::vector<float> rows(block.plan().rows() * h), at, back;
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(std::sin(0.37 * i + world.rank()));
+  block.dispatch(rows, at);
+  block.combine(at, back);
+  std::vector<float> want(rows);
+  for (auto& v : want) v *= static_cast<float>(m.etp);
+  const double trip = rel_l2(back, want);
+  const double worst = world.max_over_ranks(check.worst_rel_err);
+  const double bad = world.max_over_ranks((check.drops_differ || !transposed || !(trip < 1e-6)) ? 1 : 0);
+  const int64_t dropped = block.plan().dropped;
+  double all_dropped = static_cast<double>(dropped);
+  world.allreduce(&all_dropped, &all_dropped, 1, mlsb::comm::ElemType::F64, mlsb::comm::ReduceOp::Sum);
+  const bool ok = worst <= kBlockRelTolerance && bad == 0;
+  if (world.rank() == 0)
+    std::printf("%s %s %s: max rel L2 %.2e (%s on rank 0), dropped %g, drops %s, counts %s, round trip %.1e\n",
+                ok ? "ok" : "MISMATCH", what, m.label().c_str(), worst, check.worst_what.c_str(), all_dropped,
+                check.drops_differ ? "DIFFER" : "match", transposed ? "transposed" : "NOT TRANSPOSED", trip);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main() {
+  auto world = mlsb::comm::make_communicator("mpi");
+  const int P = world->size();
+  BlockConfig c;
+  c.moe.hidden = 16, c.moe.ffn = 8 * P, c.moe.experts = P, c.moe.topk = 2, c.moe.aux_coef = 0, c.moe.z_coef = 0;
+  c.heads = 4, c.seq = 16, c.batch = P;
+  int bad = 0;
+  const auto all = legal_mappings(P, c.moe.experts, c.moe.ffn, c.heads, c.seq, true);
+  for (const Mapping& m : all)
+    if (c.batch % m.dp == 0) bad += check_mapping(*world, c, m, "dropless");
+  // Capacity decided per rank from its own tokens (sub-sequence dropping), with both drop policies.
+  BlockConfig capped = c;
+  capped.moe.capacity_factor = 0.5;
+  for (DropPolicy d : {DropPolicy::Probs, DropPolicy::Position}) {
+    capped.moe.drop = d;
+    for (const Mapping& m : {all.front(), all.back(), all[all.size() / 2]})
+      bad += check_mapping(*world, capped, m, d == DropPolicy::Probs ? "capacity 0.5 probs" : "capacity 0.5 position");
+  }
+  // Empty splits: one token per sequence-parallel rank and many experts leave most experts (and some EP ranks)
+  // without rows.
+  BlockConfig sparse = c;
+  sparse.moe.experts = 4 * P, sparse.seq = 4, sparse.batch = P / 4 > 0 ? P / 4 : 1, sparse.moe.topk = 1;
+  for (const Mapping& m : legal_mappings(P, sparse.moe.experts, sparse.moe.ffn, sparse.heads, sparse.seq, false))
+    if (sparse.batch % m.dp == 0 && m.ep == P) bad += check_mapping(*world, sparse, m, "empty splits");
+  if (world->rank() == 0) std::printf("%zu mappings, %d mismatched\n", all.size(), bad);
+  std::fflush(stdout);
+  return bad ? 1 : 0;
+}

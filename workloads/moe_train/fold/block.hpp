@@ -1,0 +1,160 @@
+#pragma once
+// One pre-norm transformer block with an MoE FFN, parallelised by MoE Parallel Folding (mapping.hpp) on the
+// CPU (fp32, OpenBLAS), forward and backward, and the one-rank reference it must equal.
+//
+//   a = attention(rmsnorm1(x)),  h = x + a,  y = h + moe(rmsnorm2(h))
+//
+// x is the global batch [batch * seq, hidden] in [sequence][position] order. Attention (causal, multi-head,
+// attention.hpp) runs as Megatron-Core with sequence parallelism:
+//   - DP splits the batch (batch / dp sequences per rank), CP each sequence into cp contiguous chunks (not
+//     Megatron's load-balanced 2 x CP chunks), TP the heads; a rank's own tokens (its sequence-parallel shard)
+//     are 1/tp of its (dp, cp) shard's rows, contiguous;
+//   - forward: RMSNorm on the own tokens, all-gather over TP, QKV column-parallel (the rank's heads), the keys
+//     and values all-gathered over CP (the all-gather variant of context parallelism: each rank attends its
+//     queries to the keys before them), output projection row-parallel, reduce-scatter over TP, residual;
+//   - backward mirrors it: all-gather of the output gradient over TP, reduce-scatter of dK and dV over CP,
+//     reduce-scatter of the input gradient over TP.
+// The MoE FFN routes the rank's own tokens (Megatron's sub-sequence: capacity is decided per rank from its
+// local tokens) and dispatches them as Megatron's MoEAlltoAllTokenDispatcher does over the folded groups:
+// all-gather of the tokens per expert over ETP x EP, all-to-allv of rows over EP, all-gather-v over ETP, the
+// rank's E/ep experts with fc1 column-split and fc2 row-split over ETP (gate and up both split), reduce-scatter-v
+// over ETP, all-to-allv back over EP, then the combine. Backward runs the same path with the gradients.
+// Gradients: expert parameters all-reduced over EDP; attention's TP-sharded weights over DP x CP; the
+// replicated norms and router over TP, then DP x CP. The objective is <y, dy> over the global batch with dy
+// scaled by 1 / (batch * seq), so every reduction is a plain sum and each gradient equals the one-rank one.
+// The block has no shared experts, no aux or z loss (their coefficients are 0 here) and one pipeline stage.
+#include <cstdint>
+#include <vector>
+
+#include "workloads/moe_train/attention.hpp"
+#include "workloads/moe_train/config.hpp"
+#include "workloads/moe_train/dispatch.hpp"
+#include "workloads/moe_train/experts.hpp"
+#include "workloads/moe_train/fold/group_comm.hpp"
+#include "workloads/moe_train/router.hpp"
+
+namespace mlsb::moe_train::fold {
+
+struct BlockConfig {
+  MoeConfig moe;         ///< hidden, ffn, experts, topk, router, capacity; shared experts, aux and z must be 0
+  int64_t heads = 4;     ///< attention heads (hidden / heads each)
+  int64_t seq = 64;      ///< positions per sequence
+  int64_t batch = 8;     ///< sequences per step, all ranks together
+  int64_t tokens() const { return batch * seq; }
+};
+
+/// Throws std::invalid_argument naming the axis: heads not dividing hidden ("heads: ..."), shared experts
+/// ("shared_experts: ..."), and the layer's own rules (validate(MoeConfig)).
+void validate(const BlockConfig& c);
+/// And for a mapping: check_model's rules and batch not dividing by dp ("batch: ...").
+void validate(const BlockConfig& c, const Mapping& m);
+
+/// The whole block's weights (the one-rank reference's, and what every rank takes its shards from).
+struct BlockWeights {
+  std::vector<float> norm1, norm2;  ///< [hidden]
+  AttentionWeights<float> attn;     ///< wqkv [hidden, 3 hidden], wo [hidden, hidden]
+  std::vector<float> router;        ///< [hidden, experts]
+  ExpertWeights<float> experts;     ///< all E experts
+  /// Zeros of the same shapes.
+  BlockWeights zeros() const;
+};
+/// Deterministic weights from `seed`: norms 1 + N(0, 0.1^2), projections N(0, 1/fan_in), experts as
+/// moe_train.layer's (init_expert), so every rank draws the same block.
+BlockWeights init_block(const BlockConfig& c, uint64_t seed);
+
+/// The global batch: x ~ N(0, 1) and dy ~ N(0, 1) / tokens, each [tokens, hidden] (layer_inputs of rank 0).
+struct BlockData {
+  std::vector<float> x, dy;
+};
+BlockData block_data(const BlockConfig& c, uint64_t seed);
+
+/// The one-rank reference: y, dx and every gradient of the whole block over the whole batch, with the MoE
+/// FFN run by moe_train.layer's MoeLayer (one rank) on each group of tokens in `capacity_groups` in turn
+/// (the tokens whose capacity is decided together; one group of all tokens when dropless changes nothing).
+struct BlockResult {
+  std::vector<float> y, dx;  ///< [tokens, hidden]
+  BlockWeights grad;
+  std::vector<int64_t> dropped_tokens;  ///< assignments (token * topk + j) capacity dropped, ascending
+};
+BlockResult reference_block(const BlockConfig& c, const BlockWeights& w, const BlockData& data,
+                            const std::vector<std::vector<int64_t>>& capacity_groups);
+
+/// The global token index of each of `world_rank`'s own tokens (its sequence-parallel shard) under `m`: the
+/// sequences of its DP index, the chunk of its CP index, the 1/tp of that shard's rows of its TP index.
+std::vector<int64_t> own_tokens(const BlockConfig& c, const Mapping& m, const Groups& g, int world_rank);
+
+/// Where a step of the folded block spent its time on this rank (seconds, summed since clear()).
+struct BlockTimes {
+  double forward_s = 0, backward_s = 0, grad_sync_s = 0;
+  GemmStats experts;
+  void clear() { *this = {}; }
+};
+
+/// One rank's part of the folded block. Every rank of the world calls each method together.
+class FoldedBlock {
+ public:
+  /// Throws std::invalid_argument (validate) or comm::CommError.
+  FoldedBlock(const BlockConfig& c, const Mapping& m, const Groups& g, RankComms& comms, int world_rank, int threads);
+  /// Takes this rank's shards of `w`; zeroes the gradients.
+  void load(const BlockWeights& w);
+  /// The global token index of each of this rank's own tokens (its sequence-parallel shard), in order.
+  const std::vector<int64_t>& own_tokens() const { return own_; }
+  /// y_own [own tokens, hidden] from x_own (this rank's rows of x).
+  void forward(const float* x_own, float* y_own);
+  /// dx_own (overwritten) and the gradients (accumulated, then reduced over their groups) from dy_own.
+  void backward(const float* dy_own, float* dx_own);
+  void zero_grad();
+  /// The all-to-all dispatcher's two halves, in the layout of the last forward: this rank's rows by global
+  /// expert (plan()'s order) to the rows at its experts by local expert (every ETP x EP rank's, sorted by local
+  /// expert), and back (summed over ETP). combine(dispatch(x)) = etp * x (Megatron's round-trip test).
+  void dispatch(const std::vector<float>& by_expert, std::vector<float>& at_experts);
+  void combine(const std::vector<float>& at_experts, std::vector<float>& by_expert);
+  /// Rows this rank sends to / receives from each EP peer in the dispatch (the last forward's layout).
+  const std::vector<int64_t>& send_rows() const { return send_counts_; }
+  const std::vector<int64_t>& recv_rows() const { return recv_counts_; }
+  /// Rows each local expert computes (every ETP x EP rank's), the last forward's.
+  std::vector<int64_t> local_expert_rows() const;
+  /// This rank's shards of a whole block's tensors (weights or gradients): norms and router whole, wqkv
+  /// [hidden, 3 hidden / tp] (its heads' q | k | v columns), wo [hidden / tp, hidden], its E / ep experts with
+  /// ffn / etp (gate and up columns, w2 rows).
+  BlockWeights shards_of(const BlockWeights& whole) const;
+  /// Its gradients (reduced after backward), in shards_of's shapes.
+  const BlockWeights& grads() const { return g_; }
+  const DispatchPlan& plan() const { return plan_; }
+  BlockTimes& times() { return times_; }
+  /// Index of this rank in its group of kind g.
+  int index(Group g) const;
+  /// The rank's expert ids [first, first + E/ep) and ffn columns [f0, f0 + ffn/etp).
+  int64_t first_expert() const { return index(Group::Ep) * local_experts_; }
+  int64_t first_ffn() const { return index(Group::Etp) * ffn_l_; }
+  int64_t local_experts() const { return local_experts_; }
+  int64_t first_head() const { return index(Group::Tp) * heads_l_; }
+  int64_t local_heads() const { return heads_l_; }
+
+ private:
+  void attention_forward(const float* x_own, float* h_own);
+  void attention_backward(const float* dh_own, float* dx_own);
+  void moe_forward(const float* h_own, float* y_own);
+  void moe_backward(const float* dy_own, float* dh_own);
+  void reduce_grads();
+
+  BlockConfig c_;
+  Mapping m_;
+  const Groups& groups_;
+  RankComms& comms_;
+  int world_rank_ = 0, threads_ = 1;
+  int64_t hidden_ = 0, heads_l_ = 0, head_dim_ = 0, hl_ = 0, batch_l_ = 0, seq_c_ = 0, shard_rows_ = 0, own_rows_ = 0;
+  int64_t local_experts_ = 0, ffn_l_ = 0;
+  std::vector<int64_t> own_;
+  BlockWeights p_, g_;  // this rank's weights and gradients (shards_of's shapes)
+  BlockTimes times_;
+  // Forward state.
+  std::vector<float> x_own_, xn_own_, xn_, qkv_, kv_, probs_, ctx_, h_own_, hn_own_, logits_, xp_, yp_, xe_, ye_;
+  Routing<float> routing_;
+  DispatchPlan plan_;
+  ExpertCache<float> cache_;
+  std::vector<int64_t> send_counts_, recv_counts_, gather_counts_, local_offsets_;  // dispatch layout (rows)
+  std::vector<int64_t> sorted_from_;  // row of the experts' layout -> row of the gathered layout
+};
+
+}  // namespace mlsb::moe_train::fold
