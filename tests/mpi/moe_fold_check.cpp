@@ -2,7 +2,7 @@
 // for every legal mapping of the world (tp, cp, etp, ep over its divisors): y, dx and every gradient shard within
 // kBlockRelTolerance; with a capacity factor, the assignments each rank drops are the ones the reference drops for
 // that rank's tokens; the dispatcher conserves tokens (sent rows are the transpose of received rows, the round trip
-// returns etp * x); and a world with a rank whose experts get no tokens works. Prints one line per mapping (rank
+// returns etp * x); the bytes counted per group are the traffic model's; and a world with a rank whose experts get no tokens works. Prints one line per mapping (rank
 // 0); exit status 0 only when every mapping matched on every rank.
 #include <algorithm>
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "backends/comm/communicator.hpp"
 #include "workloads/moe_train/fold/block.hpp"
 #include "workloads/moe_train/fold/block_check.hpp"
+#include "workloads/moe_train/fold/traffic_model.hpp"
 
 using namespace mlsb::moe_train;
 using namespace mlsb::moe_train::fold;
@@ -36,6 +37,27 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
   }
   block.forward(x.data(), y.data());
   block.backward(dy.data(), dx.data());
+  // Counted bytes against the traffic model: exact for the groups routing cannot change (and for ETP when
+  // dropless, summed over ranks: every assignment is gathered once per ETP group), within 15% for EP's
+  // all-to-alls summed over ranks (the model assumes balanced, dropless routing).
+  const PredictedTraffic predicted = predict_traffic(c, m, g, Cluster{}, world.rank(), 4);
+  bool bytes_ok = true;
+  std::string bytes_note;
+  for (Group kind : {Group::Tp, Group::Cp, Group::Edp, Group::DpCp, Group::Ep, Group::Etp}) {
+    double counted = comms->traffic_of(kind).bytes, want = predicted.bytes[static_cast<size_t>(kind)];
+    if (kind == Group::Ep || kind == Group::Etp) {
+      world.allreduce(&counted, &counted, 1, mlsb::comm::ElemType::F64, mlsb::comm::ReduceOp::Sum);
+      world.allreduce(&want, &want, 1, mlsb::comm::ElemType::F64, mlsb::comm::ReduceOp::Sum);
+    }
+    // With capacity dropping fewer rows travel than the dropless model says: EP and ETP are not compared then.
+    const bool routed = kind == Group::Ep || kind == Group::Etp;
+    const double tol = routed && c.moe.capacity_factor > 0 ? 1.0 : kind == Group::Ep ? 0.15 : 1e-9;
+    if (std::abs(counted - want) > tol * std::max(want, 1.0)) {
+      bytes_ok = false;
+      bytes_note += " " + std::string(to_string(kind)) + " counted " + std::to_string(counted) + " predicted " +
+                    std::to_string(want);
+    }
+  }
   const BlockCheck check = check_block(c, m, g, w, data, block, y, dx);
   // Tokens conserved: what this rank sends each EP peer is what that peer receives from it.
   auto& ep = (*comms)[Group::Ep];
@@ -53,15 +75,17 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
   for (auto& v : want) v *= static_cast<float>(m.etp);
   const double trip = rel_l2(back, want);
   const double worst = world.max_over_ranks(check.worst_rel_err);
-  const double bad = world.max_over_ranks((check.drops_differ || !transposed || !(trip < 1e-6)) ? 1 : 0);
+  const double bad = world.max_over_ranks((check.drops_differ || !transposed || !(trip < 1e-6) || !bytes_ok) ? 1 : 0);
   const int64_t dropped = block.plan().dropped;
   double all_dropped = static_cast<double>(dropped);
   world.allreduce(&all_dropped, &all_dropped, 1, mlsb::comm::ElemType::F64, mlsb::comm::ReduceOp::Sum);
   const bool ok = worst <= kBlockRelTolerance && bad == 0;
   if (world.rank() == 0)
-    std::printf("%s %s %s: max rel L2 %.2e (%s on rank 0), dropped %g, drops %s, counts %s, round trip %.1e\n",
+    std::printf("%s %s %s: max rel L2 %.2e (%s on rank 0), dropped %g, drops %s, counts %s, round trip %.1e, "
+                "bytes %s%s\n",
                 ok ? "ok" : "MISMATCH", what, m.label().c_str(), worst, check.worst_what.c_str(), all_dropped,
-                check.drops_differ ? "DIFFER" : "match", transposed ? "transposed" : "NOT TRANSPOSED", trip);
+                check.drops_differ ? "DIFFER" : "match", transposed ? "transposed" : "NOT TRANSPOSED", trip,
+                bytes_ok ? "as predicted" : "DIFFER:", bytes_note.c_str());
   return ok ? 0 : 1;
 }
 

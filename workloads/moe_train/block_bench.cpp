@@ -18,6 +18,7 @@
 #include "workloads/moe_train/fold/block.hpp"
 #include "workloads/moe_train/fold/block_check.hpp"
 #include "workloads/moe_train/fold/block_metrics.hpp"
+#include "workloads/moe_train/fold/traffic_model.hpp"
 
 namespace mlsb::moe_train {
 namespace {
@@ -165,6 +166,12 @@ class BlockBench final : public Workload {
       cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(case_.block.moe, static_cast<int64_t>(own.size()), world),
                           false);
     state.add_item("mapping", fold::mapping_json(mapping_, groups_));
+    // What the traffic model predicts for rank 0 (balanced, dropless routing), beside the counted metrics.
+    const fold::PredictedTraffic predicted = fold::predict_traffic(case_.block, mapping_, groups_, cluster_, 0, 4);
+    nlohmann::json pt = {{"cross_node_bytes", predicted.cross_node_bytes},
+                         {"comm_ms", predicted.total_seconds() * 1e3}};
+    for (const auto& [g, stem] : fold::kReportedGroups) pt[std::string(stem) + "_bytes"] = predicted.bytes[static_cast<size_t>(g)];
+    state.add_item("predicted_traffic", pt);
     if (world == 1) state.warn("one rank: nothing is communicated (run under mpirun)");
   }
 
