@@ -24,8 +24,8 @@ constexpr TradeOff kTradeOffs[] = {
 };
 
 // Metrics drawn against an axis besides the primary one when cases sweep it, with the case at a
-// reference value of another axis as a dashed line on their chart and on the primary metric's against the
-// same axis (metric and axis names: the workloads' READMEs).
+// reference value of another axis (if one is named) as a dashed line on their chart and on the primary metric's
+// against the same axis (metric and axis names: the workloads' READMEs).
 struct SweptMetric {
   const char* axis;
   const char* metric;
@@ -34,6 +34,7 @@ struct SweptMetric {
 };
 constexpr SweptMetric kSweptMetrics[] = {
     {"chunks", "exposed_comm_ms", "overlap", "none"},  // moe_train.layer: the communication chunking hides
+    {"ep", "cross_node_bytes", nullptr, nullptr},      // moe_train.block: what each mapping sends between nodes
 };
 
 // A time and the times it is made of, drawn as stacked bars.
@@ -110,7 +111,7 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
     std::map<std::string, Chart> charts;  // metric -> its chart, in metric order
     const SweptMetric* primary_reference = nullptr;  // the primary metric's dashed line against this axis
     for (const SweptMetric& m : kSweptMetrics)
-      if (m.axis == axis) primary_reference = &m;
+      if (m.axis == axis && m.reference_axis) primary_reference = &m;
     for (const CaseRecord* c : g.cases) {
       if (!c->params.contains(axis) || !c->params[axis].is_number()) continue;
       // At the reference value the axis does nothing (overlap=none ignores chunks): no line against it.
@@ -132,7 +133,7 @@ void sweep_charts(std::string& out, const WorkloadGroup& g) {
       };
       add(c->primary_metric, primary_reference);
       for (const SweptMetric& m : kSweptMetrics)
-        if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, &m);
+        if (m.axis == axis && m.metric != c->primary_metric) add(m.metric, m.reference_axis ? &m : nullptr);
       if (log_x)
         for (const auto& [metric, unit] : g.metrics)
           if (unit == "GB/s" && metric != c->primary_metric) add(metric, nullptr);

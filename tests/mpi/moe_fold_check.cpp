@@ -13,6 +13,7 @@
 #include "backends/comm/communicator.hpp"
 #include "workloads/moe_train/fold/block.hpp"
 #include "workloads/moe_train/fold/block_check.hpp"
+#include "workloads/moe_train/fold/mapping_run.hpp"
 #include "workloads/moe_train/fold/traffic_model.hpp"
 
 using namespace mlsb::moe_train;
@@ -22,21 +23,14 @@ namespace {
 
 // One mapping on every rank: 0 when it matched everywhere.
 int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const Mapping& m, const char* what) {
-  const Groups g = make_groups(m);
-  auto comms = make_rank_comms(world, g, Cluster{});
-  FoldedBlock block(c, m, g, *comms, world.rank(), 1);
   const BlockWeights w = init_block(c, 11);
   const BlockData data = block_data(c, 11);
-  block.load(w);
+  MappingRun run(world, c, m, Cluster{}, w, data, 1);
+  run.step();
+  const Groups& g = run.groups();
+  FoldedBlock& block = run.block();
+  RankComms* comms = &run.comms();
   const int64_t h = c.moe.hidden;
-  const auto& own = block.own_tokens();
-  std::vector<float> x(own.size() * h), dy(x.size()), y(x.size()), dx(x.size());
-  for (size_t t = 0; t < own.size(); ++t) {
-    std::copy_n(data.x.begin() + own[t] * h, h, x.begin() + t * h);
-    std::copy_n(data.dy.begin() + own[t] * h, h, dy.begin() + t * h);
-  }
-  block.forward(x.data(), y.data());
-  block.backward(dy.data(), dx.data());
   // Counted bytes against the traffic model: exact for the groups routing cannot change (and for ETP when
   // dropless, summed over ranks: every assignment is gathered once per ETP group), within 15% for EP's
   // all-to-alls summed over ranks (the model assumes balanced, dropless routing).
@@ -58,7 +52,7 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
                     std::to_string(want);
     }
   }
-  const BlockCheck check = check_block(c, m, g, w, data, block, y, dx);
+  const BlockCheck check = check_block(c, m, g, w, data, block, run.y(), run.dx());
   // Tokens conserved: what this rank sends each EP peer is what that peer receives from it.
   auto& ep = (*comms)[Group::Ep];
   const auto sent = ep.allgather_i64(block.send_rows()), received = ep.allgather_i64(block.recv_rows());

@@ -18,6 +18,8 @@
 #include "workloads/moe_train/fold/block.hpp"
 #include "workloads/moe_train/fold/block_check.hpp"
 #include "workloads/moe_train/fold/block_metrics.hpp"
+#include "workloads/moe_train/fold/fold_axes.hpp"
+#include "workloads/moe_train/fold/mapping_run.hpp"
 #include "workloads/moe_train/fold/traffic_model.hpp"
 
 namespace mlsb::moe_train {
@@ -25,40 +27,15 @@ namespace {
 
 using fold::Group;
 
-// The block's shape, routing and parallel sizes from a case's axes (without the rank count).
-struct BlockCase {
-  fold::BlockConfig block;
+// The parallel sizes of a case (without the rank count).
+struct Sizes {
   int tp = 1, cp = 1, etp = 1, ep = 1;
   std::string order;
-  int ranks_per_node = 0;
-  double intra_gbps = 0, intra_latency_us = 0, inter_gbps = 0, inter_latency_us = 0;
 };
 
-// Throws std::invalid_argument naming the axis for what no rank count can fix.
-BlockCase read_case(const State& s) {
-  BlockCase c;
-  MoeConfig& m = c.block.moe;
-  m.hidden = s.get_int("hidden"), m.ffn = s.get_int("ffn"), m.experts = s.get_int("experts");
-  m.topk = s.get_int("topk");
-  m.router = parse_router(s.get_string("router"));
-  m.capacity_factor = s.get_float("capacity_factor");
-  m.drop = parse_drop_policy(s.get_string("drop_policy"));
-  m.aux_coef = 0, m.z_coef = 0, m.bias_rate = 0;
-  c.block.heads = s.get_int("heads"), c.block.seq = s.get_int("seq"), c.block.batch = s.get_int("batch");
-  c.tp = static_cast<int>(s.get_int("tp")), c.cp = static_cast<int>(s.get_int("cp"));
-  c.etp = static_cast<int>(s.get_int("etp")), c.ep = static_cast<int>(s.get_int("ep"));
-  c.order = s.get_string("order");
-  c.ranks_per_node = static_cast<int>(s.get_int("ranks_per_node"));
-  c.intra_gbps = s.get_float("intra_gbps"), c.intra_latency_us = s.get_float("intra_latency_us");
-  c.inter_gbps = s.get_float("inter_gbps"), c.inter_latency_us = s.get_float("inter_latency_us");
-  fold::validate(c.block);
-  // The order's names and the model's divisibility do not depend on the ranks: check them with dp = edp = 1.
-  fold::RankGenerator(c.tp, c.cp, 1, 1, 1, c.order);
-  fold::RankGenerator(c.etp, 1, c.ep, 1, 1, c.order);
-  fold::Mapping sizes;
-  sizes.tp = c.tp, sizes.cp = c.cp, sizes.etp = c.etp, sizes.ep = c.ep;
-  fold::check_model(sizes, m.experts, m.ffn, c.block.heads, c.block.seq);
-  return c;
+Sizes read_sizes(const State& s) {
+  return {static_cast<int>(s.get_int("tp")), static_cast<int>(s.get_int("cp")), static_cast<int>(s.get_int("etp")),
+          static_cast<int>(s.get_int("ep")), s.get_string("order")};
 }
 
 class BlockBench final : public Workload {
@@ -70,37 +47,17 @@ class BlockBench final : public Workload {
         "One transformer block (RMSNorm, causal attention with TP/SP/CP, MoE FFN with the all-to-all dispatcher over "
         "ETP x EP) with MoE Parallel Folding: attention and experts on different groups of the same ranks; per-group "
         "collective time and bytes, cross-node bytes on a modelled cluster, MFU; checked against the one-rank block.";
-    w.axes = {
-        data_axis(int_axis("hidden", {128}, "model width h", 1, 1 << 20)),
-        data_axis(int_axis("ffn", {256}, "routed expert SwiGLU inner size f", 1, 1 << 22)),
-        data_axis(int_axis("experts", {8}, "routed experts E", 1, 65536)),
-        int_axis("topk", {2}, "experts per token k", 1, 65536),
-        string_axis("router", {"topk_softmax"}, "topk_softmax (Megatron default), softmax_topk, sigmoid",
-                    {"topk_softmax", "softmax_topk", "sigmoid"}),
-        float_axis("capacity_factor", {0.0},
-                   "capacity = ceil(own tokens*k/E*cf) per expert, decided per rank from its own tokens; 0 = dropless",
-                   0, 1e6),
-        string_axis("drop_policy", {"probs"}, "over capacity keep the highest weights or the first tokens",
-                    {"probs", "position"}),
-        data_axis(int_axis("heads", {4}, "attention heads", 1, 65536)),
-        data_axis(int_axis("seq", {128}, "positions per sequence", 1, 1 << 20)),
-        data_axis(int_axis("batch", {8}, "sequences per step, all ranks together", 1, 1 << 20)),
+    w.axes = fold::block_shape_axes();
+    for (auto& a : std::vector<Axis>{
         int_axis("tp", {1}, "attention tensor parallel size (with sequence parallelism)", 1, 4096),
         int_axis("cp", {1}, "context parallel size (each sequence in cp contiguous chunks)", 1, 4096),
         int_axis("etp", {1}, "expert tensor parallel size (fc1 by columns, fc2 by rows)", 1, 4096),
         int_axis("ep", {1}, "expert parallel size", 1, 4096),
         string_axis("order", {std::string(fold::kDefaultOrder)},
-                    "rank order of the parallel dimensions, fastest first (Megatron's RankGenerator)"),
-        int_axis("ranks_per_node", {0}, "modelled cluster: consecutive ranks per node (0 = one node)", 0, 1 << 20),
-        float_axis("intra_gbps", {0.0}, "modelled link inside a node, GB/s per rank (0 = the real transport alone)", 0,
-                   1e6),
-        float_axis("intra_latency_us", {0.0}, "modelled link inside a node: latency per message, microseconds", 0, 1e9),
-        float_axis("inter_gbps", {0.0}, "modelled link between nodes, GB/s per rank (0 = the real transport alone)", 0,
-                   1e6),
-        float_axis("inter_latency_us", {0.0}, "modelled link between nodes: latency per message, microseconds", 0,
-                   1e9),
-        int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024),
-    };
+                    "rank order of the parallel dimensions, fastest first (Megatron's RankGenerator)")})
+      w.axes.push_back(std::move(a));
+    for (auto& a : fold::cluster_axes()) w.axes.push_back(std::move(a));
+    w.axes.push_back(int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024));
     w.metrics = fold::block_metrics();
     w.primary_metric = "step_ms";
     w.examples = {
@@ -122,16 +79,19 @@ class BlockBench final : public Workload {
 
   void check(const Params& p) const override {
     const WorkloadInfo wi = info();
-    read_case(State(wi, p, 0, {}));
+    const State s(wi, p, 0, {});
+    const Sizes z = read_sizes(s);
+    fold::check_sizes(fold::read_block(s), z.tp, z.cp, z.etp, z.ep, z.order);
   }
 
   std::string describe(const Params& p) const override {
     const WorkloadInfo wi = info();
-    const BlockCase c = read_case(State(wi, p, 0, {}));
+    const State s(wi, p, 0, {});
+    const Sizes z = read_sizes(s);
     const int world = comm::launcher_world_size();
-    const fold::Mapping m = fold::make_mapping(world, c.tp, c.cp, c.etp, c.ep, 1, c.order);
-    fold::validate(c.block, m);
-    fold::make_cluster(world, c.ranks_per_node, c.intra_gbps, c.intra_latency_us, c.inter_gbps, c.inter_latency_us);
+    const fold::Mapping m = fold::make_mapping(world, z.tp, z.cp, z.etp, z.ep, 1, z.order);
+    fold::validate(fold::read_block(s), m);
+    fold::read_cluster(s, world);
     return "on " + std::to_string(world) + " rank(s): " + m.label() + (m.legacy() ? " (legacy)" : " (folded)") +
            "\n" + fold::make_groups(m).describe();
   }
@@ -140,34 +100,24 @@ class BlockBench final : public Workload {
     comm_ = &cpu_comm(state);
     const int world = comm_->size();
     try {
-      case_ = read_case(state);
-      mapping_ = fold::make_mapping(world, case_.tp, case_.cp, case_.etp, case_.ep, 1, case_.order);
-      fold::validate(case_.block, mapping_);
-      cluster_ = fold::make_cluster(world, case_.ranks_per_node, case_.intra_gbps, case_.intra_latency_us,
-                                    case_.inter_gbps, case_.inter_latency_us);
+      block_config_ = fold::read_block(state);
+      const Sizes z = read_sizes(state);
+      mapping_ = fold::make_mapping(world, z.tp, z.cp, z.etp, z.ep, 1, z.order);
+      fold::validate(block_config_, mapping_);
+      cluster_ = fold::read_cluster(state, world);
     } catch (const std::invalid_argument& e) {
       state.skip(e.what());
     }
     threads_ = static_cast<int>(state.get_int("threads"));
-    groups_ = fold::make_groups(mapping_);
-    comms_ = fold::make_rank_comms(*comm_, groups_, cluster_);
-    block_ = std::make_unique<fold::FoldedBlock>(case_.block, mapping_, groups_, *comms_, comm_->rank(), threads_);
-    weights_ = fold::init_block(case_.block, state.seed());
-    block_->load(weights_);
-    data_ = fold::block_data(case_.block, state.seed());
-    const int64_t h = case_.block.moe.hidden;
-    const auto& own = block_->own_tokens();
-    x_.resize(own.size() * h), dy_.resize(own.size() * h), y_.resize(x_.size()), dx_.resize(x_.size());
-    for (size_t t = 0; t < own.size(); ++t) {
-      std::copy_n(data_.x.begin() + own[t] * h, h, x_.begin() + t * h);
-      std::copy_n(data_.dy.begin() + own[t] * h, h, dy_.begin() + t * h);
-    }
-    if (!state.counting())
-      cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(case_.block.moe, static_cast<int64_t>(own.size()), world),
-                          false);
-    state.add_item("mapping", fold::mapping_json(mapping_, groups_));
+    weights_ = fold::init_block(block_config_, state.seed());
+    data_ = fold::block_data(block_config_, state.seed());
+    run_ = std::make_unique<fold::MappingRun>(*comm_, block_config_, mapping_, cluster_, weights_, data_, threads_);
+    const fold::Groups& groups = run_->groups();
+    const auto own = static_cast<int64_t>(run_->block().own_tokens().size());
+    if (!state.counting()) cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(block_config_.moe, own, world), false);
+    state.add_item("mapping", fold::mapping_json(mapping_, groups));
     // What the traffic model predicts for rank 0 (balanced, dropless routing), beside the counted metrics.
-    const fold::PredictedTraffic predicted = fold::predict_traffic(case_.block, mapping_, groups_, cluster_, 0, 4);
+    const fold::PredictedTraffic predicted = fold::predict_traffic(block_config_, mapping_, groups, cluster_, 0, 4);
     nlohmann::json pt = {{"cross_node_bytes", predicted.cross_node_bytes},
                          {"comm_ms", predicted.total_seconds() * 1e3}};
     for (const auto& [g, stem] : fold::kReportedGroups) pt[std::string(stem) + "_bytes"] = predicted.bytes[static_cast<size_t>(g)];
@@ -176,18 +126,13 @@ class BlockBench final : public Workload {
   }
 
   void sample(State& state) override {
-    block_->zero_grad();
-    block_->times().clear();
-    comms_->clear_traffic();
-    const auto t0 = Clock::now();
-    block_->forward(x_.data(), y_.data());
-    block_->backward(dy_.data(), dx_.data());
-    const double step_s = seconds_since(t0);
-    fold::record_block_step(state, *comm_, case_.block, mapping_, *block_, *comms_, step_s, cpu_peak_);
+    const double step_s = run_->step();
+    fold::record_block_step(state, *comm_, block_config_, mapping_, run_->block(), run_->comms(), step_s, cpu_peak_);
   }
 
   void verify(State& state) override {
-    const fold::BlockCheck check = fold::check_block(case_.block, mapping_, groups_, weights_, data_, *block_, y_, dx_);
+    const fold::BlockCheck check = fold::check_block(block_config_, mapping_, run_->groups(), weights_, data_,
+                                                     run_->block(), run_->y(), run_->dx());
     // Agreed over ranks so that all fail together.
     const double worst = comm_->max_over_ranks(check.worst_rel_err);
     const double drops_differ = comm_->max_over_ranks(check.drops_differ ? 1.0 : 0.0);
@@ -198,22 +143,16 @@ class BlockBench final : public Workload {
                  " (" + check.worst_what + " on some rank) > " + std::to_string(fold::kBlockRelTolerance));
   }
 
-  void teardown(State&) override {
-    block_.reset();
-    comms_.reset();
-  }
+  void teardown(State&) override { run_.reset(); }
 
  private:
   comm::Communicator* comm_ = nullptr;
-  BlockCase case_;
+  fold::BlockConfig block_config_;
   fold::Mapping mapping_;
-  fold::Groups groups_;
   fold::Cluster cluster_;
-  std::unique_ptr<fold::RankComms> comms_;
-  std::unique_ptr<fold::FoldedBlock> block_;
+  std::unique_ptr<fold::MappingRun> run_;
   fold::BlockWeights weights_;
   fold::BlockData data_;
-  std::vector<float> x_, dy_, y_, dx_;
   int threads_ = 1;
   CpuPeak cpu_peak_;
 };

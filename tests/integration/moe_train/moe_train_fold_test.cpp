@@ -76,6 +76,41 @@ TEST(MoeTrainFold, BlockSweepOnEightRanksWithAModelledClusterOfTwoNodes) {
   }
 }
 
+TEST(MoeTrainFold, PlannerRanksEveryMappingAndRunsTheBestFoldedAndLegacyOnes) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  test::TempDir dir;
+  const auto r = test::run_cli_on_ranks(8, dir / "r.db",
+                                        "run moe_train.fold_plan -p hidden=32 -p ffn=64 -p seq=32 -p batch=8 -p tp=2 "
+                                        "-p ranks_per_node=4 -p inter_gbps=0.05 -p plan_steps=2 --repetitions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  const auto& c = run.cases[0];
+  ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+  EXPECT_THAT(c.reason, HasSubstr("plan: 10 mappings; best predicted"));
+  for (const char* m : {"step_ms", "predicted_ms", "prediction_error", "legacy_ms", "legacy_predicted_ms",
+                        "folding_gain", "ranking_agreement"})
+    EXPECT_GE(median_of(c, m), 0) << m;
+  const nlohmann::json* ranking = nullptr;
+  for (const auto& [key, item] : c.items)
+    if (key == "ranking") ranking = &item;
+  ASSERT_NE(ranking, nullptr);
+  ASSERT_EQ(ranking->size(), 10u) << "tp 2 on 8 ranks: the 10 (etp, ep) with etp x ep | 8";
+  int measured = 0, legacy_measured = 0;
+  double last = 0;
+  for (const auto& row : *ranking) {
+    EXPECT_GE(row["predicted_ms"].get<double>(), last) << "sorted by prediction";
+    last = row["predicted_ms"].get<double>();
+    EXPECT_NEAR(row["predicted_ms"].get<double>(), row["base_ms"].get<double>() + row["modelled_comm_ms"].get<double>(),
+                1e-6);
+    if (row.contains("measured_ms")) ++measured, legacy_measured += row["legacy"].get<bool>();
+  }
+  EXPECT_TRUE((*ranking)[0].contains("measured_ms") && (*ranking)[2].contains("measured_ms")) << "the top three run";
+  EXPECT_GE(measured, 3);
+  EXPECT_LE(measured, 5);
+  EXPECT_GE(legacy_measured, 1) << "the best legacy mapping runs";
+}
+
 TEST(MoeTrainFold, DryRunPrintsMegatronsGroups) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
   test::TempDir dir;

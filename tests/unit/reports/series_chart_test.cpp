@@ -249,6 +249,25 @@ TEST(SweepCharts, ExposedCommunicationAgainstChunksWithTheUnoverlappedCase) {
   EXPECT_THAT(again, testing::HasSubstr("against chunks, overlap=chunked,tokens=64; dashed: overlap=none"));
 }
 
+// A folding sweep draws the bytes each mapping sends between nodes against ep, a line per etp, beside the step
+// time; without a reference axis there is no dashed line.
+TEST(SweepCharts, CrossNodeBytesAgainstEpALinePerEtp) {
+  RunData d;
+  d.run.uuid = "u";
+  for (int etp : {1, 2})
+    for (int ep : {1, 2, 4}) {
+      const double bytes = 1000.0 * ep / etp, step = 40.0 + ep;
+      d.cases.push_back(test::make_case("moe_train.block", {{"etp", etp}, {"ep", ep}},
+                                        {{"step_ms", {step, step}}, {"cross_node_bytes", {bytes, bytes}}}));
+      d.cases.back().primary_metric = "step_ms";
+      for (auto& s : d.cases.back().summaries) s.unit = s.metric == "step_ms" ? "ms" : "bytes", s.better = Better::Lower;
+    }
+  const std::string html = render(d, Format::Html);
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>cross_node_bytes (bytes) against ep, a line per etp</figcaption>"));
+  EXPECT_THAT(html, testing::HasSubstr("<figcaption>step_ms (ms) against ep, a line per etp</figcaption>"));
+  EXPECT_THAT(html, testing::Not(testing::HasSubstr("dashed:")));
+}
+
 // A workload's charts come before its full tables: a Pareto scatter when cases record a trade-off, a
 // stacked bar per time breakdown, and bar charts on a log scale when the medians span 10x or more.
 TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {
