@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "reports/model.hpp"
 #include "support/test_support.hpp"
 
@@ -109,6 +111,40 @@ TEST(MoeTrainFold, PlannerRanksEveryMappingAndRunsTheBestFoldedAndLegacyOnes) {
   EXPECT_GE(measured, 3);
   EXPECT_LE(measured, 5);
   EXPECT_GE(legacy_measured, 1) << "the best legacy mapping runs";
+}
+
+// The emulated cluster of scripts/netns-cluster (root only): two network namespaces joined by a veth pair limited
+// with tbf, Open MPI over TCP between them. A 2 x 4-rank folding case runs across it, and what the veth carried
+// covers what the ranks of node 0 reported sending across nodes.
+TEST(MoeTrainFold, TwoByFourRanksAcrossAnEmulatedTwoNodeCluster) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
+  const std::string script = shell_quote(test::source_dir() / "scripts" / "netns-cluster");
+  const auto check = test::run_shell(script + " check");
+  if (check.exit_code == 77) GTEST_SKIP() << check.err;
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  struct Down {
+    std::string script;
+    ~Down() { test::run_shell(script + " down"); }
+  } down{script};
+  const auto up = test::run_shell(script + " up 200mbit");
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  test::TempDir dir;
+  const auto r = test::run_shell("timeout 300 " + script + " mpirun 4 " + shell_quote(test::binary()) + " --db " +
+                                 shell_quote(dir / "r.db") +
+                                 " run moe_train.block -p hidden=32 -p ffn=64 -p seq=32 -p batch=8 -p tp=2 -p etp=1 "
+                                 "-p ep=4 -p ranks_per_node=4 --repetitions 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 1u);
+  const auto& c = run.cases[0];
+  ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
+  EXPECT_EQ(c.ranks, 8);
+  const double cross = median_of(c, "cross_node_bytes");
+  EXPECT_GT(cross, 0) << "DP and EDP groups span the two nodes";
+  const auto stats = test::run_shell("ip netns exec mlsb-n0 tc -s qdisc show dev v0");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(stats.out, m, std::regex("Sent ([0-9]+) bytes"))) << stats.out;
+  EXPECT_GE(std::stod(m[1].str()), 4 * cross) << "node 0's 4 ranks sent at least one step's cross-node bytes over the veth";
 }
 
 TEST(MoeTrainFold, DryRunPrintsMegatronsGroups) {
