@@ -63,6 +63,7 @@ class BlockBench final : public Workload {
     w.examples = {
         "mpirun -n 8 mlsysbench run moe_train.block -p tp=2 -p etp=1,2 -p ep=2,4,8",
         "mpirun -n 8 mlsysbench run moe_train.block -p tp=2 -p ep=4 -p ranks_per_node=4 -p inter_gbps=1",
+        "mpirun -n 8 mlsysbench run moe_train.block -p etp=2 -p ep=4 -p dispatcher=alltoall,allgather",
         "mpirun -n 4 mlsysbench run moe_train.block -p cp=2 -p ep=4 --dry-run",
     };
     w.runner = {.warmup = kLayerWarmupSteps,

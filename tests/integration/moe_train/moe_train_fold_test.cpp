@@ -36,9 +36,10 @@ TEST(MoeTrainFold, EveryLegalMappingOfEightRanksEqualsTheOneRankBlock) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(", 0 mismatched"));
   EXPECT_EQ(count(r.out, "MISMATCH"), 0) << r.out;
-  EXPECT_GE(count(r.out, "ok dropless"), 30) << r.out;
-  EXPECT_EQ(count(r.out, "ok capacity"), 6) << r.out;
-  EXPECT_GE(count(r.out, "ok empty splits"), 1) << r.out;
+  EXPECT_GE(count(r.out, "ok dropless tp"), 30) << r.out;
+  EXPECT_EQ(count(r.out, "ok dropless tp"), count(r.out, "ok dropless (allgather) tp")) << "every mapping, both dispatchers";
+  EXPECT_EQ(count(r.out, "ok capacity"), 12) << r.out;
+  EXPECT_GE(count(r.out, "ok empty splits (allgather)"), 1) << r.out;
 }
 
 TEST(MoeTrainFold, BlockSweepOnEightRanksWithAModelledClusterOfTwoNodes) {

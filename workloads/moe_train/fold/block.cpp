@@ -301,7 +301,7 @@ void FoldedBlock::combine(const std::vector<float>& at_experts, std::vector<floa
 }
 
 void FoldedBlock::moe_forward(const float* h_own, float* y_own) {
-  const int64_t h = hidden_, T = own_rows_, E = c_.moe.experts, k = c_.moe.topk, L = local_experts_;
+  const int64_t h = hidden_, T = own_rows_, E = c_.moe.experts;
   h_own_.assign(h_own, h_own + T * h);
   hn_own_.resize(T * h);
   rmsnorm_forward(h_own, p_.norm2, T, hn_own_.data());
@@ -309,6 +309,15 @@ void FoldedBlock::moe_forward(const float* h_own, float* y_own) {
   cpu::gemm<float>(false, false, T, E, h, hn_own_.data(), p_.router.data(), 0.0f, logits_.data());
   routing_ = route(logits_.data(), T, c_.moe, nullptr);
   plan_ = plan_dispatch(routing_, c_.moe);
+  std::copy(h_own, h_own + T * h, y_own);  // the residual; the dispatchers add the experts' combined output
+  if (c_.dispatcher == Dispatcher::AllGather)
+    allgather_forward(y_own);
+  else
+    alltoall_forward(y_own);
+}
+
+void FoldedBlock::alltoall_forward(float* y_own) {
+  const int64_t h = hidden_, T = own_rows_, E = c_.moe.experts, k = c_.moe.topk, L = local_experts_;
   xp_.resize(plan_.rows() * h);
   for (int64_t r = 0; r < plan_.rows(); ++r)
     std::memcpy(xp_.data() + r * h, hn_own_.data() + plan_.row_token[r] * h, h * sizeof(float));
@@ -360,7 +369,6 @@ void FoldedBlock::moe_forward(const float* h_own, float* y_own) {
   combine(ye_, yp_);
   for (int64_t t = 0; t < T; ++t) {
     float* yt = y_own + t * h;
-    std::memcpy(yt, h_own + t * h, h * sizeof(float));
     for (int64_t j = 0; j < k; ++j) {
       const int64_t r = plan_.slot_row[t * k + j];
       if (r < 0) continue;
@@ -371,8 +379,23 @@ void FoldedBlock::moe_forward(const float* h_own, float* y_own) {
 }
 
 void FoldedBlock::moe_backward(const float* dy_own, float* dh_own) {
-  const int64_t h = hidden_, T = own_rows_, E = c_.moe.experts, k = c_.moe.topk, rows = plan_.rows();
-  std::vector<float> dyp(rows * h), dweight(T * k, 0.0f), dye, dxe(xe_.size()), dxp, dhn(T * h, 0.0f);
+  const int64_t h = hidden_, T = own_rows_, E = c_.moe.experts, k = c_.moe.topk;
+  std::vector<float> dweight(T * k, 0.0f), dhn(T * h, 0.0f);
+  if (c_.dispatcher == Dispatcher::AllGather)
+    allgather_backward(dy_own, dweight, dhn);
+  else
+    alltoall_backward(dy_own, dweight, dhn);
+  std::vector<float> dlogits(T * E);
+  route_backward(routing_, logits_.data(), dweight.data(), c_.moe, dlogits.data());
+  cpu::gemm<float>(true, false, h, E, T, hn_own_.data(), dlogits.data(), 1.0f, g_.router.data());
+  cpu::gemm<float>(false, true, T, h, E, 1.0f, dlogits.data(), E, p_.router.data(), E, 1.0f, dhn.data(), h);
+  rmsnorm_backward(h_own_.data(), p_.norm2, T, dhn.data(), dh_own, g_.norm2);
+  for (int64_t i = 0; i < T * h; ++i) dh_own[i] += dy_own[i];
+}
+
+void FoldedBlock::alltoall_backward(const float* dy_own, std::vector<float>& dweight, std::vector<float>& dhn) {
+  const int64_t h = hidden_, T = own_rows_, k = c_.moe.topk, rows = plan_.rows();
+  std::vector<float> dyp(rows * h), dye, dxe(xe_.size()), dxp;
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < k; ++j) {
       const int64_t r = plan_.slot_row[t * k + j];
@@ -388,12 +411,6 @@ void FoldedBlock::moe_backward(const float* dy_own, float* dh_own) {
   combine(dxe, dxp);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < h; ++i) dhn[plan_.row_token[r] * h + i] += dxp[r * h + i];
-  std::vector<float> dlogits(T * E);
-  route_backward(routing_, logits_.data(), dweight.data(), c_.moe, dlogits.data());
-  cpu::gemm<float>(true, false, h, E, T, hn_own_.data(), dlogits.data(), 1.0f, g_.router.data());
-  cpu::gemm<float>(false, true, T, h, E, 1.0f, dlogits.data(), E, p_.router.data(), E, 1.0f, dhn.data(), h);
-  rmsnorm_backward(h_own_.data(), p_.norm2, T, dhn.data(), dh_own, g_.norm2);
-  for (int64_t i = 0; i < T * h; ++i) dh_own[i] += dy_own[i];
 }
 
 void FoldedBlock::reduce_grads() {

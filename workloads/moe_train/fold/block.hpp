@@ -24,6 +24,7 @@
 // scaled by 1 / (batch * seq), so every reduction is a plain sum and each gradient equals the one-rank one.
 // The block has no shared experts, no aux or z loss (their coefficients are 0 here) and one pipeline stage.
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "workloads/moe_train/attention.hpp"
@@ -35,7 +36,17 @@
 
 namespace mlsb::moe_train::fold {
 
+/// How the MoE part moves tokens to the experts (Megatron-Core's token dispatchers):
+///   AllToAll   MoEAlltoAllTokenDispatcher: counts all-gathered over ETP x EP, rows all-to-allv over EP, then
+///              all-gather-v over ETP; back by reduce-scatter-v over ETP and the all-to-allv
+///   AllGather  MoEAllGatherTokenDispatcher: every token of the ETP x EP group (hidden states, chosen experts and
+///              weights) all-gathered, each rank computing its experts' rows; the weighted outputs reduce-scattered
+///              over ETP x EP
+enum class Dispatcher { AllToAll, AllGather };
+Dispatcher parse_dispatcher(std::string_view name);  ///< "alltoall" | "allgather"; else std::invalid_argument("dispatcher: ...")
+
 struct BlockConfig {
+  Dispatcher dispatcher = Dispatcher::AllToAll;
   MoeConfig moe;         ///< hidden, ffn, experts, topk, router, capacity; shared experts, aux and z must be 0
   int64_t heads = 4;     ///< attention heads (hidden / heads each)
   int64_t seq = 64;      ///< positions per sequence
@@ -104,7 +115,7 @@ class FoldedBlock {
   /// dx_own (overwritten) and the gradients (accumulated, then reduced over their groups) from dy_own.
   void backward(const float* dy_own, float* dx_own);
   void zero_grad();
-  /// The all-to-all dispatcher's two halves, in the layout of the last forward: this rank's rows by global
+  /// The all-to-all dispatcher's two halves (Dispatcher::AllToAll only), in the layout of the last forward: this rank's rows by global
   /// expert (plan()'s order) to the rows at its experts by local expert (every ETP x EP rank's, sorted by local
   /// expert), and back (summed over ETP). combine(dispatch(x)) = etp * x (Megatron's round-trip test).
   void dispatch(const std::vector<float>& by_expert, std::vector<float>& at_experts);
@@ -136,6 +147,12 @@ class FoldedBlock {
   void attention_backward(const float* dh_own, float* dx_own);
   void moe_forward(const float* h_own, float* y_own);
   void moe_backward(const float* dy_own, float* dh_own);
+  // The dispatchers: add the experts' combined output to y_own; from dy_own, the combine weights' gradient
+  // (dweight [own tokens * k]) and the gradient at the MoE input (added into dhn).
+  void alltoall_forward(float* y_own);
+  void alltoall_backward(const float* dy_own, std::vector<float>& dweight, std::vector<float>& dhn);
+  void allgather_forward(float* y_own);  // fold/allgather_dispatch.cpp
+  void allgather_backward(const float* dy_own, std::vector<float>& dweight, std::vector<float>& dhn);
   void reduce_grads();
 
   BlockConfig c_;
@@ -155,6 +172,10 @@ class FoldedBlock {
   ExpertCache<float> cache_;
   std::vector<int64_t> send_counts_, recv_counts_, gather_counts_, local_offsets_;  // dispatch layout (rows)
   std::vector<int64_t> sorted_from_;  // row of the experts' layout -> row of the gathered layout
+  // All-gather dispatcher: the gathered assignment (token * k + j over the group's tokens) of each row at the
+  // experts, and its combine weight.
+  std::vector<int64_t> gathered_slot_;
+  std::vector<float> gathered_weight_;
 };
 
 }  // namespace mlsb::moe_train::fold

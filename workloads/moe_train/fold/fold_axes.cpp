@@ -17,6 +17,10 @@ std::vector<Axis> block_shape_axes() {
                  0, 1e6),
       string_axis("drop_policy", {"probs"}, "over capacity keep the highest weights or the first tokens",
                   {"probs", "position"}),
+      string_axis("dispatcher", {"alltoall"},
+                  "token dispatcher: alltoall (Megatron's MoEAlltoAllTokenDispatcher: all-to-allv over EP, all-gather-v "
+                  "over ETP) or allgather (MoEAllGatherTokenDispatcher: every token all-gathered over ETP x EP)",
+                  {"alltoall", "allgather"}),
       data_axis(int_axis("heads", {4}, "attention heads", 1, 65536)),
       data_axis(int_axis("seq", {128}, "positions per sequence", 1, 1 << 20)),
       data_axis(int_axis("batch", {8}, "sequences per step, all ranks together", 1, 1 << 20)),
@@ -44,6 +48,7 @@ BlockConfig read_block(const State& s) {
   m.capacity_factor = s.get_float("capacity_factor");
   m.drop = parse_drop_policy(s.get_string("drop_policy"));
   m.aux_coef = 0, m.z_coef = 0, m.bias_rate = 0;
+  c.dispatcher = parse_dispatcher(s.get_string("dispatcher"));
   c.heads = s.get_int("heads"), c.seq = s.get_int("seq"), c.batch = s.get_int("batch");
   validate(c);
   return c;

@@ -9,7 +9,7 @@
 
 namespace mlsb::moe_train::fold {
 
-/// hidden, ffn, experts, topk, router, capacity_factor, drop_policy, heads, seq, batch.
+/// hidden, ffn, experts, topk, router, capacity_factor, drop_policy, dispatcher, heads, seq, batch.
 std::vector<Axis> block_shape_axes();
 /// ranks_per_node, intra_gbps, intra_latency_us, inter_gbps, inter_latency_us.
 std::vector<Axis> cluster_axes();

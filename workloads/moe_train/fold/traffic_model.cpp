@@ -37,12 +37,14 @@ PredictedTraffic predict_traffic(const BlockConfig& c, const Mapping& m, const G
     double bytes;
     int calls;  // collectives per step (each pays its latency once per peer)
   };
+  const bool gather = c.dispatcher == Dispatcher::AllGather;
+  const double n = etp * ep;  // the ETP x EP group
   const Part parts[] = {
       {Group::Tp, 4 * (tp - 1) * T * H * b + 2 * (tp - 1) / tp * replicated, 4 + 3},
       {Group::Cp, 4 * (cp - 1) * T * H * b, 2},
-      {Group::Ep, 4 * (ep - 1) / ep * T * k * H * b, 4},
-      {Group::TpEp, (etp * ep - 1) * E * 8, 1},
-      {Group::Etp, 4 * (etp - 1) * T * k * H * b, 4},
+      {Group::Ep, gather ? 0 : 4 * (ep - 1) / ep * T * k * H * b, 4},
+      {Group::TpEp, gather ? 4 * (n - 1) * T * H * b + (n - 1) * T * k * (8 + 4 + 4) : (n - 1) * E * 8, gather ? 7 : 1},
+      {Group::Etp, gather ? 0 : 4 * (etp - 1) * T * k * H * b, 4},
       {Group::Edp, 2 * (edp - 1) / edp * (E / ep) * 3 * H * F / etp * b, 2},
       {Group::DpCp, 2 * (dc - 1) / dc * (4 * H * H / tp * b + replicated), 2 + 3},
   };

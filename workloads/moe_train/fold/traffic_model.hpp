@@ -11,6 +11,9 @@
 //   ETP  all-gather-v and reduce-scatter-v, forward and backward         4 (ETP-1) T k H b
 //   EDP  expert gradients all-reduced                                    2 (EDP-1)/EDP (E/EP) 3 H F/ETP b
 //   DP   attention gradients and the replicated ones over DP x CP        2 (DC-1)/DC (4 H^2/TP + 2H + H E) b
+// With the all-gather dispatcher (n = ETP x EP) the EP and ETP lines become one over ETP x EP, counted as EP's:
+//        the hidden states and dy all-gathered, outputs and dx reduce-scattered   4 (n-1) T H b
+//        + the chosen experts (8 bytes), weights and their gradients (4 each)    (n-1) T k 16
 // (the MoE Parallel Folding paper's per-layer all-to-all volume, 2 (EP-1)/EP T k H b per direction pair, is the
 // forward half of the EP line). Cross-node bytes are each group's bytes times the share of its peers on other
 // nodes (every peer gets an equal share under balanced routing).
