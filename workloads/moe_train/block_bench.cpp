@@ -60,11 +60,12 @@ class BlockBench final : public Workload {
     w.axes.push_back(int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024));
     w.metrics = fold::block_metrics();
     w.primary_metric = "step_ms";
+    // Under mpirun (mpirun -n 8 mlsysbench ...): on one rank a mapping of several ranks skips, naming the rule.
     w.examples = {
-        "mpirun -n 8 mlsysbench run moe_train.block -p tp=2 -p etp=1,2 -p ep=2,4,8",
-        "mpirun -n 8 mlsysbench run moe_train.block -p tp=2 -p ep=4 -p ranks_per_node=4 -p inter_gbps=1",
-        "mpirun -n 8 mlsysbench run moe_train.block -p etp=2 -p ep=4 -p dispatcher=alltoall,allgather",
-        "mpirun -n 4 mlsysbench run moe_train.block -p cp=2 -p ep=4 --dry-run",
+        "run moe_train.block -p tp=2 -p etp=1,2 -p ep=2,4,8",
+        "run moe_train.block -p tp=2 -p ep=4 -p ranks_per_node=4 -p inter_gbps=1",
+        "run moe_train.block -p etp=2 -p ep=4 -p dispatcher=alltoall,allgather",
+        "run moe_train.block -p cp=2 -p ep=4 --dry-run",
     };
     w.runner = {.warmup = kLayerWarmupSteps,
                 .min_samples = 5,

@@ -46,8 +46,11 @@ class FoldPlanBench final : public Workload {
     w.metrics.push_back({"ranking_agreement", "ratio", Better::Higher,
                          "1 when the predicted top three ran in the predicted order of their measured steps, else 0"});
     w.primary_metric = "step_ms";
+    // Under mpirun (mpirun -n 8 mlsysbench ...): one rank skips the case.
     w.examples = {
-        "mpirun -n 8 mlsysbench run moe_train.fold_plan -p tp=2 -p ranks_per_node=4 -p inter_gbps=0.2",
+        "run moe_train.fold_plan -p tp=2 -p ranks_per_node=4 -p inter_gbps=0.2",
+        "run moe_train.fold_plan -p tp=0 -p cp=0 -p ranks_per_node=4 -p intra_gbps=1 -p inter_gbps=0.05",
+        "run moe_train.fold_plan -p dispatcher=allgather -p tp=2 -p ranks_per_node=2 -p inter_gbps=0.1",
     };
     w.runner = {.warmup = 1, .min_samples = 3, .max_samples = 10, .min_time_s = 0.5, .max_noise = 0.05,
                 .max_time_s = 30, .timeout_s = 1800};

@@ -75,7 +75,7 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
   const std::vector<Case> cases = {
       {"run nosuch",
        "'nosuch' is neither a workload (compress, compress.codec, compress.collective, compress.plan, moe_offload, "
-       "moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench"},
+       "moe_train, moe_train.block, moe_train.fold_plan, moe_train.layer, moe_train.lm, moe_train.plan, toolbench"},
       {"run toolbench -p topk=2", "workload 'toolbench' has no axis 'topk'"},
       {"run toolbench -p agent=gpt9", "axis 'agent': 'gpt9' is not allowed (allowed: "},
       {"run toolbench -p trials=many", "axis 'trials': 'many' is not an integer"},
@@ -106,7 +106,7 @@ TEST(CliRun, BadInputsGiveClearErrorsAndCreateNoStore) {
       {"run toolbench -p agent=anthropic -p model=m -p base_url=ftp://x", "base_url 'ftp://x' is not an http"},
       {"list compres",
        "unknown workload or suite 'compres' (workloads: compress, compress.codec, compress.collective, compress.plan, "
-       "moe_offload, moe_train, moe_train.layer, moe_train.lm, moe_train.plan, toolbench; suites: "},
+       "moe_offload, moe_train, moe_train.block, moe_train.fold_plan, moe_train.layer, moe_train.lm, moe_train.plan, toolbench; suites: "},
       {"list compres", "(did you mean 'compress'?)"},
   };
   for (const auto& c : cases) {
