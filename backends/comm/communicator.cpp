@@ -131,6 +131,7 @@ std::unique_ptr<Communicator> split(Communicator& parent, int color, int key) {
   auto part = parent.make_split(color, key);
   part->set_timeout(parent.timeout());
   part->set_settle_time(parent.settle_time());
+  part->set_cancel_flag(parent.cancel_flag());
   return part;
 }
 

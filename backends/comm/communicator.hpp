@@ -60,6 +60,7 @@ class Communicator {
   /// waits out the full timeout. nullptr (the default) = never cancelled.
   virtual void set_cancel_flag(const std::atomic<bool>* flag) { cancel_ = flag; }
   bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  const std::atomic<bool>* cancel_flag() const { return cancel_; }
   /// A collective that gives up (cancelled, timed out, failed) first waits up to this many seconds
   /// (default 2) for its operations still in flight: until they finish, the library reads and writes the
   /// caller's buffers, which the caller frees as the error unwinds. 0 gives up at once, for a rank that
@@ -154,8 +155,9 @@ std::unique_ptr<Communicator> make_communicator(std::string_view kind);
 std::unique_ptr<Communicator> duplicate(Communicator& parent);
 
 /// The sub-communicator of `parent`'s ranks that pass the same `color` (a rank group: tensor, expert,
-/// data parallel), numbered by `key`; it inherits the parent's timeout and settle time (not its cancel
-/// flag). Calls parent.make_split(). Throws std::invalid_argument for a negative color.
+/// data parallel), numbered by `key`; it inherits the parent's timeout, settle time and cancel flag (a part
+/// of the case's communicator stops with the case). Calls parent.make_split(). Throws std::invalid_argument
+/// for a negative color.
 std::unique_ptr<Communicator> split(Communicator& parent, int color, int key);
 
 }  // namespace mlsb::comm

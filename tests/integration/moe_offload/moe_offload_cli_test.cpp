@@ -100,7 +100,10 @@ TEST(MoeOffloadCli, PoliciesOfOneScheduleShareTheRooflinesComputeTime) {
   ASSERT_EQ(run.cases.size(), 2u);
   const double first_max = summary_stat(run.cases[0], "roofline_tokens_per_s", true);
   EXPECT_GE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max);
-  EXPECT_LE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max * 1.5);  // the same work
+  // The same work: above the first's only by the noise of its compute times, which under a loaded ctest -j2 on
+  // 2 cores reached 1.5x once (121,418 against 80,767 tokens/s); a roofline without the compute time would be
+  // orders of magnitude above at this link.
+  EXPECT_LE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max * 4);
 }
 
 TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {

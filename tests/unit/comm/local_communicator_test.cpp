@@ -99,6 +99,24 @@ TEST(CommLocal, ExpectSameAndDuplicate) {
   EXPECT_FALSE(c->cancelled());
 }
 
+// A part of the case's communicator (a rank group) stops with the case: it inherits the cancel flag, the
+// timeout and the settle time; a negative color is refused.
+TEST(CommLocal, SplitInheritsTimeoutSettleTimeAndCancelFlag) {
+  auto c = make_communicator("local");
+  c->set_timeout(4);
+  c->set_settle_time(0.5);
+  std::atomic<bool> flag{false};
+  c->set_cancel_flag(&flag);
+  auto part = split(*c, 0, 0);
+  EXPECT_EQ(part->size(), 1);
+  EXPECT_EQ(part->timeout(), 4);
+  EXPECT_EQ(part->settle_time(), 0.5);
+  EXPECT_FALSE(part->cancelled());
+  flag = true;
+  EXPECT_TRUE(part->cancelled());
+  EXPECT_THROW(split(*c, -1, 0), std::invalid_argument);
+}
+
 TEST(CommLocal, ElemTypeNamesAndUnknownKinds) {
   EXPECT_EQ(to_string(ElemType::BF16), "bf16");
   EXPECT_EQ(to_string(ElemType::U8), "u8");
