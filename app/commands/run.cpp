@@ -214,7 +214,9 @@ void print_plan(const Plan& plan) {
         "time limit %s, timeout %s, a sample lasts %s%s\n",
         c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
         r.max_noise * 100, seconds(r.max_time_s).c_str(), seconds(r.timeout_s).c_str(),
-        r.min_sample_s > 0 ? ("at least " + shortest(r.min_sample_s) + " s (batched)").c_str() : "one call",
+        r.min_sample_s > 0 && comm::launcher_world_size() == 1
+            ? ("at least " + shortest(r.min_sample_s) + " s (batched)").c_str()
+            : "one call",
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");
     std::string more;
     try {
@@ -251,7 +253,7 @@ int run_run(const RunArgs& args, const Globals& globals) {
   }
   if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + args.filter + "'");
   if (args.dry_run) {
-    print_plan(plan);
+    if (comm::launcher_rank() == 0) print_plan(plan);  // under mpirun: once, not once per rank
     return 0;
   }
   RunComms comms = RunComms::create(args.comm_kind);

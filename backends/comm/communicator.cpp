@@ -98,6 +98,12 @@ int launcher_world_size() {
   return 1;
 }
 
+int launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const char* v = std::getenv(var)) return std::max(0, std::atoi(v));
+  return 0;
+}
+
 std::string resolve_comm_kind(std::string_view kind) {
   if (kind == "local" || kind == "mpi" || kind == "nccl") return std::string(kind);
   if (kind != "auto")

@@ -143,6 +143,9 @@ int node_local_rank(int rank);
 /// The rank count the launcher gives (Open MPI's OMPI_COMM_WORLD_SIZE, PMI_SIZE, Slurm's SLURM_NTASKS), else 1:
 /// what a plan made before any communicator exists (run --dry-run) can assume.
 int launcher_world_size();
+/// This process's rank as the launcher numbers it (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID),
+/// else 0: which process prints what every rank would print alike before any communicator exists.
+int launcher_rank();
 
 /// Creates the communicator of a kind ("local", "mpi", "nccl"). MPI is initialised on first use and
 /// finalised at exit. Throws CommError when the kind is unavailable (no GPU for nccl, say) and

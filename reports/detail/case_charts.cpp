@@ -43,7 +43,8 @@ struct Breakdown {
   std::vector<std::string> parts;
 };
 const Breakdown kBreakdowns[] = {
-    {"step_ms", {"forward_ms", "backward_ms", "optimizer_ms"}},
+    // moe_train.layer: the optimizer; moe_train.block: the gradient reductions (parts no case has are left out)
+    {"step_ms", {"forward_ms", "backward_ms", "optimizer_ms", "grad_sync_ms"}},
 };
 
 const SummaryRow* ok_summary(const CaseRecord& c, const std::string& metric) {
@@ -228,7 +229,11 @@ void tradeoff_charts(std::string& out, const WorkloadGroup& g) {
 
 void breakdown_charts(std::string& out, const WorkloadGroup& g) {
   const std::vector<std::string> labels = distinct_labels(g.names);
-  for (const Breakdown& b : kBreakdowns) {
+  for (const Breakdown& bd : kBreakdowns) {
+    Breakdown b{bd.total, {}};  // the parts some case records
+    for (const std::string& part : bd.parts)
+      if (std::any_of(g.cases.begin(), g.cases.end(), [&](const CaseRecord* c) { return ok_summary(*c, part) != nullptr; }))
+        b.parts.push_back(part);
     std::vector<StackedBar> bars;
     std::vector<std::string> names = b.parts;
     names.push_back("other");

@@ -108,7 +108,7 @@ class BlockBench final : public Workload {
       fold::validate(block_config_, mapping_);
       cluster_ = fold::read_cluster(state, world);
     } catch (const std::invalid_argument& e) {
-      state.skip(e.what());
+      state.skip(std::string(e.what()) + (world == 1 ? " (one rank: run under mpirun)" : ""));
     }
     threads_ = static_cast<int>(state.get_int("threads"));
     weights_ = fold::init_block(block_config_, state.seed());

@@ -49,7 +49,8 @@ class FoldPlanBench final : public Workload {
     // Under mpirun (mpirun -n 8 mlsysbench ...): one rank skips the case.
     w.examples = {
         "run moe_train.fold_plan -p tp=2 -p ranks_per_node=4 -p inter_gbps=0.2",
-        "run moe_train.fold_plan -p tp=0 -p cp=0 -p ranks_per_node=4 -p intra_gbps=1 -p inter_gbps=0.05",
+        "run moe_train.fold_plan -p tp=0 -p cp=0 -p seq=128 -p batch=16 -p ranks_per_node=4 -p intra_gbps=1 "
+        "-p inter_gbps=0.01",
         "run moe_train.fold_plan -p dispatcher=allgather -p tp=2 -p ranks_per_node=2 -p inter_gbps=0.1",
     };
     w.runner = {.warmup = 1, .min_samples = 3, .max_samples = 10, .min_time_s = 0.5, .max_noise = 0.05,

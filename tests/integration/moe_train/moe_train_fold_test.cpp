@@ -20,6 +20,7 @@ using test::mpi_program;
 using test::mpirun;
 using test::shell_quote;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 bool have_mpirun() { return test::run_shell("command -v mpirun").exit_code == 0; }
 
@@ -160,6 +161,9 @@ TEST(MoeTrainFold, DryRunPrintsMegatronsGroups) {
   EXPECT_THAT(out, HasSubstr("dp: [0,2,4,6] [1,3,5,7]"));
   EXPECT_THAT(out, HasSubstr("ep: [0,1,2,3] [4,5,6,7]"));
   EXPECT_THAT(out, HasSubstr("edp: [0,4] [1,5] [2,6] [3,7]"));
+  EXPECT_THAT(out, HasSubstr("a sample lasts one call")) << "cases on several ranks are never batched";
+  // Once, by rank 0, not once per rank.
+  EXPECT_THAT(test::read_file(dir / "out" / "1" / "rank.1" / "stdout"), Not(HasSubstr("moe_train.block")));
 }
 
 TEST(MoeTrainFold, BadMappingsNameTheAxisAndTheRule) {
@@ -180,13 +184,14 @@ TEST(MoeTrainFold, BadMappingsNameTheAxisAndTheRule) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not installed";
   const auto r = test::run_cli_on_ranks(4, dir / "r.db",
                               "run moe_train.block -p hidden=32 -p ffn=64 -p seq=32 -p batch=4 "
-                              "-p ep=8,2 -p ranks_per_node=3 --repetitions 2");
+                              "-p ep=8,2 -p ranks_per_node=3,0 -p inter_gbps=1 --repetitions 2");
   const auto run = test::only_run(dir / "r.db");
-  ASSERT_EQ(run.cases.size(), 2u) << r.out << r.err;
+  ASSERT_EQ(run.cases.size(), 4u) << r.out << r.err;
   for (const auto& c : run.cases) {
     EXPECT_EQ(c.status, reports::CaseStatus::Skipped) << c.params_key;
-    EXPECT_THAT(c.reason, HasSubstr(c.params["ep"] == 8 ? "ep: etp x ep x pp = 8 does not divide the 4 ranks"
-                                                         : "ranks_per_node: 3 does not divide the 4 ranks"));
+    EXPECT_THAT(c.reason, HasSubstr(c.params["ep"] == 8                 ? "ep: etp x ep x pp = 8 does not divide the 4 ranks"
+                                    : c.params["ranks_per_node"] == 3 ? "ranks_per_node: 3 does not divide the 4 ranks"
+                                                                      : "inter_gbps: a link between nodes needs two nodes"));
   }
 }
 

@@ -268,6 +268,26 @@ TEST(SweepCharts, CrossNodeBytesAgainstEpALinePerEtp) {
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("dashed:")));
 }
 
+// The step's breakdown names the parts its cases record: the folded block's gradient reductions, no optimizer.
+TEST(CaseCharts, StepBreakdownNamesOnlyThePartsTheCasesRecord) {
+  RunData d;
+  d.run.uuid = "u";
+  for (int ep : {2, 4}) {
+    d.cases.push_back(test::make_case("moe_train.block", {{"ep", ep}},
+                                      {{"step_ms", {30, 30}}, {"forward_ms", {10, 10}}, {"backward_ms", {15, 15}},
+                                       {"grad_sync_ms", {4, 4}}}));
+    d.cases.back().primary_metric = "step_ms";
+    for (auto& s : d.cases.back().summaries) s.unit = "ms";
+  }
+  const std::string html = render(d, Format::Html);
+  const size_t at = html.find("step_ms split into its parts");
+  ASSERT_NE(at, std::string::npos) << html;
+  const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+  EXPECT_THAT(svg, testing::HasSubstr(">grad_sync_ms<"));
+  EXPECT_THAT(svg, testing::HasSubstr(">backward_ms<"));
+  EXPECT_THAT(svg, testing::Not(testing::HasSubstr("optimizer_ms")));
+}
+
 // A workload's charts come before its full tables: a Pareto scatter when cases record a trade-off, a
 // stacked bar per time breakdown, and bar charts on a log scale when the medians span 10x or more.
 TEST(CaseCharts, TradeOffBreakdownAndLogScaleBeforeTheTables) {

@@ -10,8 +10,13 @@
 namespace mlsb::moe_train::fold {
 
 std::vector<Metric> block_metrics() {
-  std::vector<Metric> m = family_metrics({"step_ms", "forward_ms", "backward_ms", "comm_ms", "compute_ms"});
+  std::vector<Metric> m = {
+      {"step_ms", "ms", Better::Lower, "forward + backward + the gradient reductions (no optimizer step), max over ranks"}};
+  for (auto& x : family_metrics({"forward_ms", "backward_ms"})) m.push_back(std::move(x));
   m.push_back({"grad_sync_ms", "ms", Better::Lower, "the gradient reductions after backward (max over ranks)"});
+  m.push_back({"comm_ms", "ms", Better::Lower,
+               "time inside the groups' collectives, modelled link included (max over ranks)"});
+  m.push_back({"compute_ms", "ms", Better::Lower, "step time outside the collectives (max over ranks)"});
   for (const auto& [g, stem] : kReportedGroups) {
     const std::string s(stem);
     m.push_back({s + "_comm_ms", "ms", Better::Lower,
@@ -21,8 +26,9 @@ std::vector<Metric> block_metrics() {
   }
   m.push_back({"cross_node_bytes", "bytes", Better::Lower,
                "bytes a rank sent to ranks on other nodes per step, every group (max over ranks; 0 on one node)"});
-  for (auto& x : family_metrics({"tokens_per_s", "model_tflops", "mfu", "peak_tflops", "dropped_fraction"}))
-    m.push_back(std::move(x));
+  m.push_back({"model_tflops", "TFLOP/s", Better::Higher,
+               "Megatron's model FLOPs of the block (attention + MoE, forward + backward) per second of step_ms"});
+  for (auto& x : family_metrics({"tokens_per_s", "mfu", "peak_tflops", "dropped_fraction"})) m.push_back(std::move(x));
   return m;
 }
 

@@ -25,8 +25,9 @@ constexpr std::array<std::pair<Group, std::string_view>, 6> kReportedGroups = {{
                                                                                {Group::DpCp, "dp"}}};
 
 /// The block's metrics: step_ms (primary), forward_ms, backward_ms, grad_sync_ms, comm_ms, compute_ms,
-/// <group>_comm_ms and <group>_bytes for each reported group, cross_node_bytes, tokens_per_s, model_tflops,
-/// mfu, peak_tflops, dropped_fraction.
+/// <group>_comm_ms and <group>_bytes for each reported group, cross_node_bytes, model_tflops, tokens_per_s,
+/// mfu, peak_tflops, dropped_fraction (the moe_train family's names; step_ms, comm_ms, compute_ms and
+/// model_tflops with the block's meaning: no optimizer, time in the groups' collectives, FLOPs per step).
 std::vector<Metric> block_metrics();
 
 /// Model FLOPs of the block's forward and backward over the global batch (Megatron-LM's count,

@@ -56,6 +56,10 @@ Cluster make_cluster(int world, int ranks_per_node, double intra_gbps, double in
   c.ranks_per_node = ranks_per_node;
   c.intra = named_link(intra_gbps, intra_latency_us, "intra");
   c.inter = named_link(inter_gbps, inter_latency_us, "inter");
+  if (c.inter.active() && (ranks_per_node == 0 || ranks_per_node >= world))
+    throw std::invalid_argument("inter_gbps: a link between nodes needs two nodes or more, but ranks_per_node = " +
+                                std::to_string(ranks_per_node) + " puts the " + std::to_string(world) +
+                                " ranks on one (set ranks_per_node below the rank count)");
   return c;
 }
 

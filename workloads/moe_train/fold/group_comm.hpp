@@ -37,7 +37,8 @@ struct Cluster {
 };
 
 /// Throws std::invalid_argument naming the axis: ranks_per_node not dividing the world ("ranks_per_node: ..."),
-/// or a bad bandwidth or latency (comm::make_link_model's rules, named intra_gbps / inter_gbps).
+/// a bad bandwidth or latency (comm::make_link_model's rules, named intra_gbps / inter_gbps), or a link between
+/// nodes on a single node ("inter_gbps: ...": it would be ignored).
 Cluster make_cluster(int world, int ranks_per_node, double intra_gbps, double intra_latency_us, double inter_gbps,
                      double inter_latency_us);
 
