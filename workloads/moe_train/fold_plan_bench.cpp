@@ -22,6 +22,8 @@
 namespace mlsb::moe_train {
 namespace {
 
+std::string tenths(double v) { return shortest(std::round(v * 10) / 10); }
+
 class FoldPlanBench final : public Workload {
  public:
   WorkloadInfo info() const override {
@@ -136,6 +138,16 @@ class FoldPlanBench final : public Workload {
       ranking.push_back(row);
     }
     state.add_item("ranking", ranking);
+    // The mappings that ran, predicted against measured, in the case's reason (what the text and HTML reports show).
+    std::string ran;
+    for (const auto& [i, steps] : measured_) {
+      if (steps.empty()) continue;
+      const auto& p = plan_[static_cast<size_t>(i)];
+      ran += (ran.empty() ? "" : "; ") + std::string("#") + std::to_string(i + 1) + " " + p.mapping.label() +
+             (p.mapping.legacy() ? " (legacy)" : "") + " " + tenths(p.predicted_s * 1e3) + " -> " +
+             tenths(median(steps) * 1e3);
+    }
+    if (!ran.empty()) state.note("ranked by prediction, predicted -> measured ms: " + ran);
   }
 
   void teardown(State&) override { runs_.clear(); }

@@ -92,6 +92,7 @@ TEST(MoeTrainFold, PlannerRanksEveryMappingAndRunsTheBestFoldedAndLegacyOnes) {
   const auto& c = run.cases[0];
   ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
   EXPECT_THAT(c.reason, HasSubstr("plan: 10 mappings; best predicted"));
+  EXPECT_THAT(c.reason, HasSubstr("ranked by prediction, predicted -> measured ms: #1 tp2 cp1 dp4 | "));
   for (const char* m : {"step_ms", "predicted_ms", "prediction_error", "legacy_ms", "legacy_predicted_ms",
                         "folding_gain", "ranking_agreement"})
     EXPECT_GE(median_of(c, m), 0) << m;
