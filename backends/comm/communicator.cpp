@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 
 #include "backends/comm/local_communicator.hpp"
 #include "backends/comm/mpi_communicator.hpp"
+#include "backends/comm/reduce.hpp"
 #ifdef MLSB_HAVE_NCCL
 #include "backends/comm/nccl_communicator.hpp"
 #endif
@@ -76,6 +78,21 @@ std::unique_ptr<CommRequest> Communicator::ialltoallv(const void* send, std::spa
                                                       std::span<const size_t> recv_bytes) {
   alltoallv(send, send_bytes, recv, recv_bytes);
   return std::make_unique<CompletedRequest>();
+}
+
+void Communicator::reduce_scatter_v(const void* send, void* recv, std::span<const size_t> counts, ElemType type,
+                                    ReduceOp op) {
+  if (counts.size() != static_cast<size_t>(size()))
+    throw CommError(name() + " reduce_scatter_v: " + std::to_string(counts.size()) + " counts for " +
+                    std::to_string(size()) + " ranks");
+  const size_t es = elem_size(type), mine = counts[static_cast<size_t>(rank())] * es;
+  std::vector<size_t> send_bytes(counts.size()), recv_bytes(counts.size(), mine);
+  for (size_t r = 0; r < counts.size(); ++r) send_bytes[r] = counts[r] * es;
+  std::vector<unsigned char> arrived(mine * counts.size());
+  alltoallv(send, send_bytes, arrived.data(), recv_bytes);
+  if (mine == 0) return;
+  std::memcpy(recv, arrived.data(), mine);
+  for (size_t r = 1; r < counts.size(); ++r) reduce_into(recv, arrived.data() + r * mine, mine / es, type, op);
 }
 
 std::unique_ptr<Communicator> Communicator::make_duplicate() {

@@ -84,6 +84,13 @@ class Communicator {
   virtual void allgatherv(const void* send, size_t send_bytes, void* recv, std::span<const size_t> recv_bytes) = 0;
   /// send holds count * size() elements; rank r receives the op-reduction of block r (count elements).
   virtual void reduce_scatter(const void* send, void* recv, size_t count, ElemType type, ReduceOp op) = 0;
+  /// A reduce-scatter of unequal blocks: send holds counts[0] + ... + counts[size() - 1] elements (block r,
+  /// at the prefix sum of counts, for rank r); recv (counts[rank()] elements) gets the op-reduction over ranks
+  /// of this rank's block. The default, for host buffers, is an alltoallv of the blocks and the reduction of
+  /// what arrived in rank order (deterministic); nccl groups one ncclReduce per rank (rank r the root of
+  /// block r). Throws CommError when counts does not have size() entries.
+  virtual void reduce_scatter_v(const void* send, void* recv, std::span<const size_t> counts, ElemType type,
+                                ReduceOp op);
   /// send block r (count elements) goes to rank r; recv block r came from rank r.
   virtual void alltoall(const void* send, void* recv, size_t count, ElemType type) = 0;
   /// Bytes: send_bytes[r] bytes at the prefix-sum offset of send go to rank r; recv_bytes[r] bytes

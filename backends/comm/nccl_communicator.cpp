@@ -170,6 +170,21 @@ class NcclCommunicator final : public Communicator {
     wait("reduce_scatter", ncclReduceScatter(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream_));
   }
 
+  void reduce_scatter_v(const void* send, void* recv, std::span<const size_t> counts, ElemType type,
+                        ReduceOp op) override {
+    begin("reduce_scatter_v");
+    check_peers("reduce_scatter_v", counts);
+    const auto* in = static_cast<const uint8_t*>(send);
+    size_t off = 0;
+    ncclGroupStart();
+    for (int r = 0; r < size_; ++r) {
+      // Every rank skips the same empty blocks (counts agree); recv is read only at the root.
+      if (counts[r]) ncclReduce(in + off, recv, counts[r], nccl_type(type), nccl_op(op), r, comm_, stream_);
+      off += counts[r] * elem_size(type);
+    }
+    wait("reduce_scatter_v", ncclGroupEnd());
+  }
+
   void alltoall(const void* send, void* recv, size_t count, ElemType type) override {
     begin("alltoall");
     const size_t bytes = count * elem_size(type);

@@ -1,6 +1,6 @@
 #pragma once
 // Launch shapes the CUDA kernels share (include only from .cu files): the warp size, the blocks of a
-// grid-stride loop and the threads of a block that walks a row.
+// grid-stride loop, and the blocks and threads of kernels that walk rows.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -26,6 +26,12 @@ inline int grid_limit() {
 inline int grid_blocks(int64_t items, int64_t per_block = 1) {
   const int64_t b = (items + per_block - 1) / per_block;
   return static_cast<int>(b < 1 ? 1 : b < grid_limit() ? b : grid_limit());
+}
+
+/// Blocks for `rows` rows walked one block per row: one each when they fit, else a grid-stride loop over rows.
+inline unsigned row_blocks(int64_t rows) {
+  constexpr int64_t kMax = 65535;  // enough blocks to fill any GPU
+  return static_cast<unsigned>(rows < kMax ? rows : kMax);
 }
 
 /// Threads for a block that walks a row of `chunks` chunks (elements, or vectors of them): a multiple of 32

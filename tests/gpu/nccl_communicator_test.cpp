@@ -54,6 +54,9 @@ TEST(GpuNccl, OneRankCollectivesOnDeviceBuffers) {
   EXPECT_EQ(b.host(), v);
   nccl->alltoall(a.p, b.p, 4, ElemType::F32);
   EXPECT_EQ(b.host(), v);
+  const size_t counts[] = {4};
+  nccl->reduce_scatter_v(a.p, b.p, counts, ElemType::F32, ReduceOp::Sum);
+  EXPECT_EQ(b.host(), v);
   nccl->broadcast(a.p, 4, ElemType::F32, 0);
   EXPECT_EQ(a.host(), v);
   const size_t bytes[] = {16};

@@ -148,6 +148,27 @@ void check_all(Communicator& c, Checker& k, const std::string& pass) {
         return "";
       });
     }
+    k.check(pass + " reduce_scatter_v " + tn, [&]() -> std::string {
+      // Unequal blocks, rank 1's empty: rank r's block has count + r elements.
+      for (const size_t count : kSizes) {
+        std::vector<size_t> counts(static_cast<size_t>(n));
+        size_t total = 0, mine_at = 0;
+        for (int r = 0; r < n; ++r) {
+          counts[static_cast<size_t>(r)] = r == 1 ? 0 : count + static_cast<size_t>(r);
+          if (r == me) mine_at = total;
+          total += counts[static_cast<size_t>(r)];
+        }
+        const size_t mine = counts[static_cast<size_t>(me)];
+        std::vector<unsigned char> send(total * es), recv(mine * es, 0xEE);
+        for (size_t i = 0; i < total; ++i) store(t, send, i, value(t, me, i));
+        c.reduce_scatter_v(send.data(), recv.data(), counts, t, ReduceOp::Sum);
+        for (size_t i = 0; i < mine; ++i) {
+          const double want = static_cast<double>(reduce_expected(t, ReduceOp::Sum, n, i, mine_at));
+          if (load(t, recv, i) != want) return "count " + std::to_string(count) + ": " + mismatch_at(i, load(t, recv, i), want);
+        }
+      }
+      return "";
+    });
     k.check(pass + " allgather+alltoall+broadcast " + tn, [&]() -> std::string {
       for (const size_t count : kSizes) {
         std::vector<unsigned char> send(count * n * es), recv(count * n * es, 0xEE);

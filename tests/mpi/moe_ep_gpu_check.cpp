@@ -16,11 +16,8 @@
 #include <vector>
 
 #include "backends/comm/communicator.hpp"
-#ifdef MLSB_HAVE_NCCL
-#include "backends/comm/nccl_communicator.hpp"
-#endif
-#include "backends/cuda/device.hpp"
 #include "support/close.hpp"
+#include "support/gpu_world.hpp"
 #include "workloads/moe_train/gpu_layer.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 
@@ -89,26 +86,8 @@ std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, const EpOp
 
 int main(int argc, char** argv) {
   auto mpi = mlsb::comm::make_communicator("mpi");
-  std::string why;
-  if (!mlsb::cuda::cuda_available(&why)) {
-    if (mpi->rank() == 0) std::printf("skipped: no GPU: %s\n", why.c_str());
-    return 77;
-  }
   std::unique_ptr<mlsb::comm::Communicator> nccl;
-  if (argc > 1 && std::string(argv[1]) == "nccl") {
-#ifdef MLSB_HAVE_NCCL
-    // Every rank decides alike: NCCL needs one GPU per rank.
-    const int gpus = mlsb::cuda::device_count(), ranks = mpi->size();
-    if (mpi->max_over_ranks(mlsb::comm::node_local_rank(mpi->rank()) + 1) > gpus) {
-      if (mpi->rank() == 0) std::printf("skipped: nccl needs a GPU per rank (%d ranks, %d GPUs)\n", ranks, gpus);
-      return 77;
-    }
-    nccl = mlsb::comm::make_nccl_communicator(*mpi);
-#else
-    if (mpi->rank() == 0) std::printf("skipped: built without NCCL\n");
-    return 77;
-#endif
-  }
+  if (const int skip = mlsb::test::gpu_world(*mpi, argc, argv, nccl)) return skip;
   mlsb::comm::Communicator* comm = nccl ? nccl.get() : mpi.get();
   MoeConfig capacity;
   capacity.hidden = 64, capacity.ffn = 96, capacity.experts = 8, capacity.topk = 2;

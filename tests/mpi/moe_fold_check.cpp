@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/comm/communicator.hpp"
+#include "support/fold_block.hpp"
 #include "workloads/moe_train/fold/block.hpp"
 #include "workloads/moe_train/fold/block_check.hpp"
 #include "workloads/moe_train/fold/mapping_run.hpp"
@@ -28,7 +29,7 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
   MappingRun run(world, c, m, Cluster{}, w, data, 1);
   run.step();
   const Groups& g = run.groups();
-  FoldedBlock& block = run.block();
+  FoldedBlock& block = *run.cpu_block();
   RankComms* comms = &run.comms();
   const int64_t h = c.moe.hidden;
   // Counted bytes against the traffic model: exact for the groups routing cannot change (and for ETP when
@@ -54,10 +55,10 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
                     std::to_string(want);
     }
   }
-  const BlockCheck check = check_block(c, m, g, w, data, block, run.y(), run.dx());
+  const BlockCheck check = check_block(c, m, g, w, data, block, block.grads(), block.plan(), run.y(), run.dx());
   // Tokens conserved: what this rank sends each EP peer is what that peer receives from it.
   auto& ep = (*comms)[Group::Ep];
-  const auto sent = ep.allgather_i64(block.send_rows()), received = ep.allgather_i64(block.recv_rows());
+  const auto sent = ep.allgather_i64(block.layout().send_rows), received = ep.allgather_i64(block.layout().recv_rows);
   const int n = ep.size();
   bool transposed = true;
   double trip = 0;
@@ -93,9 +94,7 @@ int check_mapping(mlsb::comm::Communicator& world, const BlockConfig& c, const M
 int main() {
   auto world = mlsb::comm::make_communicator("mpi");
   const int P = world->size();
-  BlockConfig c;
-  c.moe.hidden = 16, c.moe.ffn = 8 * P, c.moe.experts = P, c.moe.topk = 2, c.moe.aux_coef = 0, c.moe.z_coef = 0;
-  c.heads = 4, c.seq = 16, c.batch = P;
+  const BlockConfig c = mlsb::test::check_block_config(P);
   int bad = 0;
   const auto all = legal_mappings(P, c.moe.experts, c.moe.ffn, c.heads, c.seq, true);
   for (const Mapping& m : all)

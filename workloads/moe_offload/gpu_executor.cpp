@@ -44,6 +44,7 @@
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_buffer.hpp"
 #include "backends/cuda/stream.hpp"
+#include "workloads/common/cuda/rows.hpp"
 #include "workloads/moe_offload/cuda/kernels.hpp"
 #include "workloads/moe_offload/cuda/routing_lists.hpp"
 #include "workloads/moe_offload/cuda/timeline.hpp"
@@ -335,11 +336,11 @@ class CudaExecutor final : public Executor {
     const int64_t h = m_.hidden, f = m_.ffn, off = lists.row_start[e], m = lists.row_start[e + 1] - off;
     const cudaStream_t cs = compute_.get();
     const cublasHandle_t blas = blas_.get();
-    gpu::gather_rows(in.hidden, in.src + off, m, h, in.xs, cs);
+    common::gpu::gather_rows(in.hidden, in.src + off, m, h, in.xs, cs);
     cuda::gemm_f32(blas, false, true, m, 2 * f, h, in.xs, h, w, h, in.gu, 2 * f);  // gu [m, 2f] = x · w13^T
     gpu::swiglu_inplace(in.gu, m, f, cs);                                            // a = silu(g) * u, stride 2f
     cuda::gemm_f32(blas, false, true, m, h, f, in.gu, 2 * f, w + 2 * f * h, f, in.ys, h);  // out = a · w2^T
-    gpu::scatter_rows(in.ys, in.dst + off, m, h, in.y, cs);
+    common::gpu::scatter_rows(in.ys, in.dst + off, m, h, in.y, cs);
     cuda::check_launch("expert FFN", kContext);
   }
 

@@ -85,7 +85,7 @@ void rmsnorm_forward(const T* x, const std::vector<T>& gain, int64_t rows, T* y)
   for (int64_t r = 0; r < rows; ++r) {
     T ss = 0;
     for (int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
-    const T inv = T(1) / std::sqrt(ss / T(D) + T(1e-6));
+    const T inv = T(1) / std::sqrt(ss / T(D) + T(kRmsNormEps));
     for (int64_t i = 0; i < D; ++i) y[r * D + i] = x[r * D + i] * inv * gain[i];
   }
 }
@@ -97,7 +97,7 @@ void rmsnorm_backward(const T* x, const std::vector<T>& gain, int64_t rows, cons
   for (int64_t r = 0; r < rows; ++r) {
     T ss = 0, dot = 0;
     for (int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
-    const T inv = T(1) / std::sqrt(ss / T(D) + T(1e-6));
+    const T inv = T(1) / std::sqrt(ss / T(D) + T(kRmsNormEps));
     for (int64_t i = 0; i < D; ++i) {
       const T xh = x[r * D + i] * inv;
       dgain[i] += dy[r * D + i] * xh;

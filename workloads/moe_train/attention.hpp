@@ -43,7 +43,9 @@ void causal_head_backward(const T* q, int64_t ld_q, const T* k, const T* v, int6
                           int64_t q_pos, int64_t d, const T* p, const T* dctx, int64_t ld_ctx, T* dq, int64_t ld_dq,
                           T* dk, T* dv, int64_t ld_dkv, std::vector<T>& dp);
 
-/// RMSNorm (Zhang & Sennrich, arXiv 1910.07467): y = x / sqrt(mean(x^2) + 1e-6) * gain, per row of dim.
+/// RMSNorm's epsilon (in its square root).
+constexpr double kRmsNormEps = 1e-6;
+/// RMSNorm (Zhang & Sennrich, arXiv 1910.07467): y = x / sqrt(mean(x^2) + kRmsNormEps) * gain, per row of dim.
 template <typename T>
 void rmsnorm_forward(const T* x, const std::vector<T>& gain, int64_t rows, T* y);
 /// dx (overwritten) and gain gradient (added) from dy.

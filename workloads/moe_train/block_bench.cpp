@@ -57,7 +57,7 @@ class BlockBench final : public Workload {
                     "rank order of the parallel dimensions, fastest first (Megatron's RankGenerator)")})
       w.axes.push_back(std::move(a));
     for (auto& a : fold::cluster_axes()) w.axes.push_back(std::move(a));
-    w.axes.push_back(int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads", 1, 1024));
+    w.axes.push_back(int_axis("threads", {1}, "cpu: OpenBLAS and element-wise threads (cuda: unused)", 1, 1024));
     w.metrics = fold::block_metrics();
     w.primary_metric = "step_ms";
     // Under mpirun (mpirun -n 8 mlsysbench ...): on one rank a mapping of several ranks skips, naming the rule.
@@ -74,7 +74,7 @@ class BlockBench final : public Workload {
                 .max_noise = 0.03,
                 .max_time_s = 20,
                 .timeout_s = 1200};
-    w.backends = {"cpu"};
+    w.backends = {"cpu", "cuda"};
     return w;
   }
   std::string memory_hint(const State&) const override { return "lower batch, seq or hidden"; }
@@ -99,7 +99,11 @@ class BlockBench final : public Workload {
   }
 
   void setup(State& state) override {
-    comm_ = &cpu_comm(state);
+    const bool gpu = state.backend() == "cuda";
+    // On cuda the block's tensors travel on the case's communicator (nccl: device buffers); metrics and checks go
+    // over its host side.
+    comm::Communicator& wire = gpu ? state.comm() : cpu_comm(state);
+    comm_ = &wire.host_side();
     const int world = comm_->size();
     try {
       block_config_ = fold::read_block(state);
@@ -107,16 +111,31 @@ class BlockBench final : public Workload {
       mapping_ = fold::make_mapping(world, z.tp, z.cp, z.etp, z.ep, 1, z.order);
       fold::validate(block_config_, mapping_);
       cluster_ = fold::read_cluster(state, world);
+      if (gpu && block_config_.dispatcher != fold::Dispatcher::AllToAll)
+        throw std::invalid_argument("dispatcher: the cuda block has the all-to-all dispatcher only (allgather runs "
+                                    "on the cpu backend)");
     } catch (const std::invalid_argument& e) {
       state.skip(std::string(e.what()) + (world == 1 ? " (one rank: run under mpirun)" : ""));
     }
     threads_ = static_cast<int>(state.get_int("threads"));
     weights_ = fold::init_block(block_config_, state.seed());
     data_ = fold::block_data(block_config_, state.seed());
-    run_ = std::make_unique<fold::MappingRun>(*comm_, block_config_, mapping_, cluster_, weights_, data_, threads_);
+    if (gpu) {
+      std::string failed;
+      try {
+        run_ = std::make_unique<fold::MappingRun>(wire, block_config_, mapping_, cluster_, weights_, data_, 1, true);
+      } catch (const std::runtime_error& e) {
+        failed = e.what();
+      }
+      // One rank without a usable GPU skips the case on every rank instead of leaving the others waiting.
+      state.skip_unless_every_rank(failed.empty() ? "" : "backend cuda: " + failed);
+      state.warn("the cuda block computes in fp32 (cuBLAS without TF32): no mfu (the GPU peaks are bf16)");
+    } else {
+      run_ = std::make_unique<fold::MappingRun>(wire, block_config_, mapping_, cluster_, weights_, data_, threads_);
+      const auto own = static_cast<int64_t>(run_->shard().own_tokens().size());
+      if (!state.counting()) cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(block_config_.moe, own, world), false);
+    }
     const fold::Groups& groups = run_->groups();
-    const auto own = static_cast<int64_t>(run_->block().own_tokens().size());
-    if (!state.counting()) cpu_peak_ = CpuPeak(threads_, expert_gemm_shapes(block_config_.moe, own, world), false);
     state.add_item("mapping", fold::mapping_json(mapping_, groups));
     // What the traffic model predicts for rank 0 (balanced, dropless routing), beside the counted metrics.
     const fold::PredictedTraffic predicted = fold::predict_traffic(block_config_, mapping_, groups, cluster_, 0, 4);
@@ -129,12 +148,14 @@ class BlockBench final : public Workload {
 
   void sample(State& state) override {
     const double step_s = run_->step();
-    fold::record_block_step(state, *comm_, block_config_, mapping_, run_->block(), run_->comms(), step_s, cpu_peak_);
+    fold::record_block_step(state, *comm_, block_config_, mapping_, run_->times(), run_->plan().dropped,
+                            run_->comms(), step_s, run_->gpu_block() ? nullptr : &cpu_peak_);
   }
 
   void verify(State& state) override {
-    const fold::BlockCheck check = fold::check_block(block_config_, mapping_, run_->groups(), weights_, data_,
-                                                     run_->block(), run_->y(), run_->dx());
+    const fold::BlockCheck check =
+        fold::check_block(block_config_, mapping_, run_->groups(), weights_, data_, run_->shard(), run_->grads(),
+                          run_->plan(), run_->y(), run_->dx());
     // Agreed over ranks so that all fail together.
     const double worst = comm_->max_over_ranks(check.worst_rel_err);
     const double drops_differ = comm_->max_over_ranks(check.drops_differ ? 1.0 : 0.0);

@@ -30,6 +30,12 @@ TEST(CommLocal, IsOneRankAndCollectivesCopy) {
   c->reduce_scatter(src.data(), dst.data(), 3, ElemType::I64, ReduceOp::Max);
   EXPECT_EQ(dst, src);
   std::fill(dst.begin(), dst.end(), 0);
+  const std::vector<size_t> three = {3};
+  c->reduce_scatter_v(src.data(), dst.data(), three, ElemType::I64, ReduceOp::Sum);
+  EXPECT_EQ(dst, src);
+  std::fill(dst.begin(), dst.end(), 0);
+  const std::vector<size_t> two_ranks = {3, 3};
+  EXPECT_THROW(c->reduce_scatter_v(src.data(), dst.data(), two_ranks, ElemType::I64, ReduceOp::Sum), CommError);
   c->alltoall(src.data(), dst.data(), 3, ElemType::I64);
   EXPECT_EQ(dst, src);
   std::fill(dst.begin(), dst.end(), 0);

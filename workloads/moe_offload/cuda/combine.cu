@@ -2,7 +2,7 @@
 // token's k expert outputs are added in the trace's order with fp32 rounding after every product and
 // sum, as the CPU executor does, so the order experts were served in never changes a bit.
 #include "workloads/moe_offload/cuda/kernels.hpp"
-#include "workloads/moe_offload/cuda/launch.hpp"
+#include "backends/cuda/launch.hpp"
 
 namespace mlsb::moe_offload::gpu {
 namespace {
@@ -26,7 +26,7 @@ __global__ void combine_add_kernel(float* hidden, const float* y, const float* w
 void combine_add(float* hidden, const float* y, const float* w, int64_t n, int64_t topk, int64_t hidden_size,
                  int64_t w_stride, cudaStream_t stream) {
   if (n <= 0 || hidden_size <= 0) return;
-  combine_add_kernel<<<detail::row_blocks(n), detail::row_threads(hidden_size), 0, stream>>>(
+  combine_add_kernel<<<cuda::row_blocks(n), cuda::row_threads(hidden_size), 0, stream>>>(
       hidden, y, w, n, topk, hidden_size, w_stride);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Launchers of the offloading executor's CUDA kernels (rows.cu, swiglu.cu, combine.cu), called by
-// gpu_executor.cpp. All pointers are fp32 or int32 device memory, row-major. Every launcher enqueues
+// Launchers of the offloading executor's CUDA kernels (swiglu.cu, combine.cu; its row moves are
+// workloads/common/cuda/rows.hpp's), called by gpu_executor.cpp. All pointers are fp32 or int32 device memory, row-major. Every launcher enqueues
 // on `stream` and returns at once (a launch error is seen by the caller's check_launch, an execution
 // error at its next synchronisation); a launcher with no rows enqueues nothing. The arithmetic is the
 // CPU executor's (cpu_executor.cpp), rounding step for rounding step where it matters (the combine).
@@ -9,12 +9,6 @@
 #include <cstdint>
 
 namespace mlsb::moe_offload::gpu {
-
-/// out[i] = x[rows[i]] for i < m; x [*, h], out [m, h].
-void gather_rows(const float* x, const int32_t* rows, int64_t m, int64_t hidden, float* out, cudaStream_t stream);
-
-/// y[dst[i]] = in[i] for i < m; in [m, h], y [*, h] (distinct dst).
-void scatter_rows(const float* in, const int32_t* dst, int64_t m, int64_t hidden, float* y, cudaStream_t stream);
 
 /// In place on gu [m, 2f] (gate columns first, then up): gu[r, j] = silu(gate) * up for j < f,
 /// silu(g) = g / (1 + exp(-g)); the up half is left as it was.

@@ -1,7 +1,7 @@
 // SwiGLU activation of the offloading executor (kernels.hpp): one block per row of gu [m, 2f].
 #include "workloads/common/activations.hpp"
 #include "workloads/moe_offload/cuda/kernels.hpp"
-#include "workloads/moe_offload/cuda/launch.hpp"
+#include "backends/cuda/launch.hpp"
 
 namespace mlsb::moe_offload::gpu {
 namespace {
@@ -18,7 +18,7 @@ __global__ void swiglu_inplace_kernel(float* gu, int64_t m, int64_t f) {
 
 void swiglu_inplace(float* gu, int64_t m, int64_t ffn, cudaStream_t stream) {
   if (m <= 0 || ffn <= 0) return;
-  swiglu_inplace_kernel<<<detail::row_blocks(m), detail::row_threads(ffn), 0, stream>>>(gu, m, ffn);
+  swiglu_inplace_kernel<<<cuda::row_blocks(m), cuda::row_threads(ffn), 0, stream>>>(gu, m, ffn);
 }
 
 }  // namespace mlsb::moe_offload::gpu

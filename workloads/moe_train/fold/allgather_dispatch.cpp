@@ -3,18 +3,10 @@
 // weights; each rank computes the rows of its E/ep experts on its ffn/etp shard; the weighted outputs, partial
 // over the experts and shards of the group, are reduce-scattered home.
 #include <cstring>
-#include <stdexcept>
-#include <string>
 
 #include "workloads/moe_train/fold/block.hpp"
 
 namespace mlsb::moe_train::fold {
-
-Dispatcher parse_dispatcher(std::string_view name) {
-  if (name == "alltoall") return Dispatcher::AllToAll;
-  if (name == "allgather") return Dispatcher::AllGather;
-  throw std::invalid_argument("dispatcher: '" + std::string(name) + "' is not alltoall or allgather");
-}
 
 void FoldedBlock::allgather_forward(float* y_own) {
   const int64_t h = hidden_, T = own_rows_, k = c_.moe.topk, L = local_experts_;
@@ -28,17 +20,17 @@ void FoldedBlock::allgather_forward(float* y_own) {
   const std::vector<int64_t> all_chosen = group.allgather_i64(chosen);
   group.allgatherv(weights.data(), all_weights.data(), std::vector<int64_t>(n, T * k));
   // This rank's rows: by local expert, then in the group's token order.
-  local_offsets_.assign(L + 1, 0);
+  layout_.local_offsets.assign(L + 1, 0);
   gathered_slot_.clear(), gathered_weight_.clear();
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t a = 0; a < n * T * k; ++a)
       if (all_chosen[a] == first_expert() + l) gathered_slot_.push_back(a), gathered_weight_.push_back(all_weights[a]);
-    local_offsets_[l + 1] = static_cast<int64_t>(gathered_slot_.size());
+    layout_.local_offsets[l + 1] = static_cast<int64_t>(gathered_slot_.size());
   }
-  const int64_t rows = local_offsets_[L];
+  const int64_t rows = layout_.local_offsets[L];
   xe_.resize(rows * h), ye_.resize(rows * h);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(xe_.data() + r * h, xg.data() + gathered_slot_[r] / k * h, h * sizeof(float));
-  experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts);
+  experts_forward(p_.experts, xe_.data(), layout_.local_offsets, ye_.data(), cache_, threads_, times_.experts);
   std::vector<float> yg(n * T * h, 0.0f), mine(T * h);
   for (int64_t r = 0; r < rows; ++r) {
     float* to = yg.data() + gathered_slot_[r] / k * h;
@@ -49,7 +41,7 @@ void FoldedBlock::allgather_forward(float* y_own) {
 }
 
 void FoldedBlock::allgather_backward(const float* dy_own, std::vector<float>& dweight, std::vector<float>& dhn) {
-  const int64_t h = hidden_, T = own_rows_, k = c_.moe.topk, rows = local_offsets_[local_experts_];
+  const int64_t h = hidden_, T = own_rows_, k = c_.moe.topk, rows = layout_.local_offsets[local_experts_];
   GroupComm& group = comms_[Group::TpEp];
   const int n = group.size();
   std::vector<float> dyg(n * T * h), dye(rows * h), dxe(rows * h), dwg(n * T * k, 0.0f), dxg(n * T * h, 0.0f), mine(T * h);
@@ -62,7 +54,7 @@ void FoldedBlock::allgather_backward(const float* dy_own, std::vector<float>& dw
     dwg[gathered_slot_[r]] += dot;
   }
   group.reduce_scatter_v(dwg.data(), dweight.data(), std::vector<int64_t>(n, T * k));
-  experts_backward(p_.experts, xe_.data(), local_offsets_, dye.data(), cache_, dxe.data(), g_.experts, threads_,
+  experts_backward(p_.experts, xe_.data(), layout_.local_offsets, dye.data(), cache_, dxe.data(), g_.experts, threads_,
                    times_.experts);
   for (int64_t r = 0; r < rows; ++r) {
     float* to = dxg.data() + gathered_slot_[r] / k * h;

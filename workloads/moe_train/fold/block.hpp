@@ -31,53 +31,12 @@
 #include "workloads/moe_train/config.hpp"
 #include "workloads/moe_train/dispatch.hpp"
 #include "workloads/moe_train/experts.hpp"
+#include "workloads/moe_train/fold/block_config.hpp"
+#include "workloads/moe_train/fold/block_shard.hpp"
 #include "workloads/moe_train/fold/group_comm.hpp"
 #include "workloads/moe_train/router.hpp"
 
 namespace mlsb::moe_train::fold {
-
-/// How the MoE part moves tokens to the experts (Megatron-Core's token dispatchers):
-///   AllToAll   MoEAlltoAllTokenDispatcher: counts all-gathered over ETP x EP, rows all-to-allv over EP, then
-///              all-gather-v over ETP; back by reduce-scatter-v over ETP and the all-to-allv
-///   AllGather  MoEAllGatherTokenDispatcher: every token of the ETP x EP group (hidden states, chosen experts and
-///              weights) all-gathered, each rank computing its experts' rows; the weighted outputs reduce-scattered
-///              over ETP x EP
-enum class Dispatcher { AllToAll, AllGather };
-Dispatcher parse_dispatcher(std::string_view name);  ///< "alltoall" | "allgather"; else std::invalid_argument("dispatcher: ...")
-
-struct BlockConfig {
-  Dispatcher dispatcher = Dispatcher::AllToAll;
-  MoeConfig moe;         ///< hidden, ffn, experts, topk, router, capacity; shared experts, aux and z must be 0
-  int64_t heads = 4;     ///< attention heads (hidden / heads each)
-  int64_t seq = 64;      ///< positions per sequence
-  int64_t batch = 8;     ///< sequences per step, all ranks together
-  int64_t tokens() const { return batch * seq; }
-};
-
-/// Throws std::invalid_argument naming the axis: heads not dividing hidden ("heads: ..."), shared experts
-/// ("shared_experts: ..."), and the layer's own rules (validate(MoeConfig)).
-void validate(const BlockConfig& c);
-/// And for a mapping: check_model's rules and batch not dividing by dp ("batch: ...").
-void validate(const BlockConfig& c, const Mapping& m);
-
-/// The whole block's weights (the one-rank reference's, and what every rank takes its shards from).
-struct BlockWeights {
-  std::vector<float> norm1, norm2;  ///< [hidden]
-  AttentionWeights<float> attn;     ///< wqkv [hidden, 3 hidden], wo [hidden, hidden]
-  std::vector<float> router;        ///< [hidden, experts]
-  ExpertWeights<float> experts;     ///< all E experts
-  /// Zeros of the same shapes.
-  BlockWeights zeros() const;
-};
-/// Deterministic weights from `seed`: norms 1 + N(0, 0.1^2), projections N(0, 1/fan_in), experts as
-/// moe_train.layer's (init_expert), so every rank draws the same block.
-BlockWeights init_block(const BlockConfig& c, uint64_t seed);
-
-/// The global batch: x ~ N(0, 1) and dy ~ N(0, 1) / tokens, each [tokens, hidden] (layer_inputs of rank 0).
-struct BlockData {
-  std::vector<float> x, dy;
-};
-BlockData block_data(const BlockConfig& c, uint64_t seed);
 
 /// The one-rank reference: y, dx and every gradient of the whole block over the whole batch, with the MoE
 /// FFN run by moe_train.layer's MoeLayer (one rank) on each group of tokens in `capacity_groups` in turn
@@ -90,10 +49,6 @@ struct BlockResult {
 BlockResult reference_block(const BlockConfig& c, const BlockWeights& w, const BlockData& data,
                             const std::vector<std::vector<int64_t>>& capacity_groups);
 
-/// The global token index of each of `world_rank`'s own tokens (its sequence-parallel shard) under `m`: the
-/// sequences of its DP index, the chunk of its CP index, the 1/tp of that shard's rows of its TP index.
-std::vector<int64_t> own_tokens(const BlockConfig& c, const Mapping& m, const Groups& g, int world_rank);
-
 /// Where a step of the folded block spent its time on this rank (seconds, summed since clear()).
 struct BlockTimes {
   double forward_s = 0, backward_s = 0, grad_sync_s = 0;
@@ -102,14 +57,12 @@ struct BlockTimes {
 };
 
 /// One rank's part of the folded block. Every rank of the world calls each method together.
-class FoldedBlock {
+class FoldedBlock : public BlockShard {
  public:
   /// Throws std::invalid_argument (validate) or comm::CommError.
   FoldedBlock(const BlockConfig& c, const Mapping& m, const Groups& g, RankComms& comms, int world_rank, int threads);
   /// Takes this rank's shards of `w`; zeroes the gradients.
   void load(const BlockWeights& w);
-  /// The global token index of each of this rank's own tokens (its sequence-parallel shard), in order.
-  const std::vector<int64_t>& own_tokens() const { return own_; }
   /// y_own [own tokens, hidden] from x_own (this rank's rows of x).
   void forward(const float* x_own, float* y_own);
   /// dx_own (overwritten) and the gradients (accumulated, then reduced over their groups) from dy_own.
@@ -120,27 +73,14 @@ class FoldedBlock {
   /// expert), and back (summed over ETP). combine(dispatch(x)) = etp * x (Megatron's round-trip test).
   void dispatch(const std::vector<float>& by_expert, std::vector<float>& at_experts);
   void combine(const std::vector<float>& at_experts, std::vector<float>& by_expert);
-  /// Rows this rank sends to / receives from each EP peer in the dispatch (the last forward's layout).
-  const std::vector<int64_t>& send_rows() const { return send_counts_; }
-  const std::vector<int64_t>& recv_rows() const { return recv_counts_; }
+  /// The last forward's all-to-all layout: rows this rank sends to / receives from each EP peer, and more.
+  const DispatchLayout& layout() const { return layout_; }
   /// Rows each local expert computes (every ETP x EP rank's), the last forward's.
   std::vector<int64_t> local_expert_rows() const;
-  /// This rank's shards of a whole block's tensors (weights or gradients): norms and router whole, wqkv
-  /// [hidden, 3 hidden / tp] (its heads' q | k | v columns), wo [hidden / tp, hidden], its E / ep experts with
-  /// ffn / etp (gate and up columns, w2 rows).
-  BlockWeights shards_of(const BlockWeights& whole) const;
   /// Its gradients (reduced after backward), in shards_of's shapes.
   const BlockWeights& grads() const { return g_; }
   const DispatchPlan& plan() const { return plan_; }
   BlockTimes& times() { return times_; }
-  /// Index of this rank in its group of kind g.
-  int index(Group g) const;
-  /// The rank's expert ids [first, first + E/ep) and ffn columns [f0, f0 + ffn/etp).
-  int64_t first_expert() const { return index(Group::Ep) * local_experts_; }
-  int64_t first_ffn() const { return index(Group::Etp) * ffn_l_; }
-  int64_t local_experts() const { return local_experts_; }
-  int64_t first_head() const { return index(Group::Tp) * heads_l_; }
-  int64_t local_heads() const { return heads_l_; }
 
  private:
   void attention_forward(const float* x_own, float* h_own);
@@ -155,14 +95,8 @@ class FoldedBlock {
   void allgather_backward(const float* dy_own, std::vector<float>& dweight, std::vector<float>& dhn);
   void reduce_grads();
 
-  BlockConfig c_;
-  Mapping m_;
-  const Groups& groups_;
   RankComms& comms_;
-  int world_rank_ = 0, threads_ = 1;
-  int64_t hidden_ = 0, heads_l_ = 0, head_dim_ = 0, hl_ = 0, batch_l_ = 0, seq_c_ = 0, shard_rows_ = 0, own_rows_ = 0;
-  int64_t local_experts_ = 0, ffn_l_ = 0;
-  std::vector<int64_t> own_;
+  int threads_ = 1;
   BlockWeights p_, g_;  // this rank's weights and gradients (shards_of's shapes)
   BlockTimes times_;
   // Forward state.
@@ -170,8 +104,7 @@ class FoldedBlock {
   Routing<float> routing_;
   DispatchPlan plan_;
   ExpertCache<float> cache_;
-  std::vector<int64_t> send_counts_, recv_counts_, gather_counts_, local_offsets_;  // dispatch layout (rows)
-  std::vector<int64_t> sorted_from_;  // row of the experts' layout -> row of the gathered layout
+  DispatchLayout layout_;  // the all-to-all dispatcher's; the all-gather one fills local_offsets only
   // All-gather dispatcher: the gathered assignment (token * k + j over the group's tokens) of each row at the
   // experts, and its combine weight.
   std::vector<int64_t> gathered_slot_;

@@ -16,13 +16,13 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 BlockCheck check_block(const BlockConfig& c, const Mapping& m, const Groups& g, const BlockWeights& w,
-                       const BlockData& data, const FoldedBlock& block, const std::vector<float>& y_own,
-                       const std::vector<float>& dx_own) {
+                       const BlockData& data, const BlockShard& shard, const BlockWeights& grads,
+                       const DispatchPlan& plan, const std::vector<float>& y_own, const std::vector<float>& dx_own) {
   std::vector<std::vector<int64_t>> groups;
   for (int r = 0; r < m.world; ++r) groups.push_back(own_tokens(c, m, g, r));
   const BlockResult ref = reference_block(c, w, data, groups);
   const int64_t h = c.moe.hidden, k = c.moe.topk;
-  const auto& own = block.own_tokens();
+  const auto& own = shard.own_tokens();
   std::vector<float> ref_y(own.size() * h), ref_dx(own.size() * h);
   for (size_t t = 0; t < own.size(); ++t) {
     std::copy_n(ref.y.begin() + own[t] * h, h, ref_y.begin() + t * h);
@@ -33,8 +33,8 @@ BlockCheck check_block(const BlockConfig& c, const Mapping& m, const Groups& g, 
     const double e = rel_l2(a, b);
     if (!(e <= out.worst_rel_err)) out.worst_rel_err = e, out.worst_what = what;
   };
-  const BlockWeights want = block.shards_of(ref.grad);
-  const BlockWeights& got = block.grads();
+  const BlockWeights want = shard.shards_of(ref.grad);
+  const BlockWeights& got = grads;
   compare("y", y_own, ref_y);
   compare("dx", dx_own, ref_dx);
   compare("grad norm1", got.norm1, want.norm1);
@@ -49,7 +49,7 @@ BlockCheck check_block(const BlockConfig& c, const Mapping& m, const Groups& g, 
   const std::set<int64_t> own_set(own.begin(), own.end());
   for (size_t t = 0; t < own.size(); ++t)
     for (int64_t j = 0; j < k; ++j)
-      if (block.plan().slot_row[t * k + j] < 0) mine.push_back(own[t] * k + j);
+      if (plan.slot_row[t * k + j] < 0) mine.push_back(own[t] * k + j);
   std::sort(mine.begin(), mine.end());
   std::vector<int64_t> theirs;
   for (int64_t a : ref.dropped_tokens)

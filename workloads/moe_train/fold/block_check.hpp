@@ -19,11 +19,12 @@ struct BlockCheck {
   bool drops_differ = false; ///< the assignments dropped by this rank differ from the reference's for its tokens
 };
 
-/// Compares `block`'s last step on this rank (y_own, dx_own, its gradients, its plan) with the reference
-/// computed here on the whole batch with each rank's own tokens as a capacity group (sub-sequence dropping).
+/// Compares a folded block's last step on this rank (`shard`'s part: its rows y_own and dx_own, its reduced gradient
+/// shards `grads`, its dispatch `plan`) with the reference computed here on the whole batch with each rank's own
+/// tokens as a capacity group (sub-sequence dropping).
 BlockCheck check_block(const BlockConfig& c, const Mapping& m, const Groups& g, const BlockWeights& w,
-                       const BlockData& data, const FoldedBlock& block, const std::vector<float>& y_own,
-                       const std::vector<float>& dx_own);
+                       const BlockData& data, const BlockShard& shard, const BlockWeights& grads,
+                       const DispatchPlan& plan, const std::vector<float>& y_own, const std::vector<float>& dx_own);
 
 /// Relative L2 difference ||a - b|| / ||b|| (||a - b|| when b is all zero); a and b of the same size.
 double rel_l2(const std::vector<float>& a, const std::vector<float>& b);

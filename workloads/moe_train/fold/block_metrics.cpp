@@ -37,8 +37,7 @@ double block_flop(const BlockConfig& c) {
 }
 
 void record_block_step(State& state, comm::Communicator& world, const BlockConfig& c, const Mapping& m,
-                       FoldedBlock& block, RankComms& comms, double step_s, CpuPeak& peak) {
-  const BlockTimes& t = block.times();
+                       const BlockTimes& t, int64_t dropped_here, RankComms& comms, double step_s, CpuPeak* peak) {
   double comm_s = 0, cross = 0;
   for (const auto& tr : comms.traffic) comm_s += tr.seconds, cross += tr.cross_node_bytes;
   const double step = world.max_over_ranks(step_s);
@@ -57,13 +56,13 @@ void record_block_step(State& state, comm::Communicator& world, const BlockConfi
   state.record("tokens_per_s", static_cast<double>(c.tokens()) / step);
   const double tflops = block_flop(c) / step / 1e12;
   state.record("model_tflops", tflops);
-  if (!state.counting()) {
+  if (peak && !state.counting()) {
     const double gemm = t.experts.seconds > 0 ? t.experts.flop / t.experts.seconds / 1e12 : 0;
-    const double p = world.max_over_ranks(peak.cover(std::max(gemm, tflops / m.world)));
+    const double p = world.max_over_ranks(peak->cover(std::max(gemm, tflops / m.world)));
     state.record("peak_tflops", p);
     state.record("mfu", tflops / (p * m.world));
   }
-  double dropped = static_cast<double>(block.plan().dropped);
+  double dropped = static_cast<double>(dropped_here);
   world.allreduce(&dropped, &dropped, 1, comm::ElemType::F64, comm::ReduceOp::Sum);
   state.record("dropped_fraction", dropped / static_cast<double>(c.tokens() * c.moe.topk));
 }

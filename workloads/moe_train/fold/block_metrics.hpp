@@ -34,11 +34,12 @@ std::vector<Metric> block_metrics();
 /// num_floating_point_operations: attention_flop + moe_layer_flop, flops.hpp).
 double block_flop(const BlockConfig& c);
 
-/// Records one step of `block` (its times and its groups' traffic since they were cleared), `step_s` on this
-/// rank; every rank calls it (the values are agreed over `world`: max for times and bytes). `peak` is the
-/// CPU GEMM peak, measured again when the expert GEMMs beat it; not used under a counting instrument.
+/// Records one step of a folded block (its `times` and its groups' traffic since they were cleared, the assignments
+/// its capacity `dropped`), `step_s` on this rank; every rank calls it (the values are agreed over `world`: max for
+/// times and bytes). `peak`: the CPU GEMM peak, measured again when the expert GEMMs beat it (not used under a
+/// counting instrument); nullptr (a GPU block) records no peak_tflops and no mfu.
 void record_block_step(State& state, comm::Communicator& world, const BlockConfig& c, const Mapping& m,
-                       FoldedBlock& block, RankComms& comms, double step_s, CpuPeak& peak);
+                       const BlockTimes& times, int64_t dropped, RankComms& comms, double step_s, CpuPeak* peak);
 
 /// The mapping as an item: sizes, order, legacy or folded, and every kind's groups.
 nlohmann::json mapping_json(const Mapping& m, const Groups& g);

@@ -76,7 +76,7 @@ GroupComm::GroupComm(std::unique_ptr<comm::Communicator> comm, std::vector<int> 
 template <typename F>
 void GroupComm::run(F&& call, std::span<const double> sent, std::span<const double> received) {
   const auto t0 = Clock::now();
-  if (size() > 1) call();
+  if (!host_copy()) call();
   const int home = cluster_.node(world_rank_);
   for (int p = 0; p < size(); ++p) {
     if (p == me_) continue;
@@ -92,27 +92,17 @@ void GroupComm::allgatherv(const float* send, float* recv, std::span<const int64
   const double own = static_cast<double>(recv_bytes_[static_cast<size_t>(me_)]);
   std::vector<double> sent(counts.size(), own), received(recv_bytes_.begin(), recv_bytes_.end());
   run([&] { comm_->allgatherv(send, recv_bytes_[static_cast<size_t>(me_)], recv, recv_bytes_); }, sent, received);
-  if (size() == 1 && counts[0] > 0 && recv != send) std::copy(send, send + counts[0], recv);
+  if (host_copy() && counts[0] > 0 && recv != send) std::copy(send, send + counts[0], recv);
 }
 
 void GroupComm::reduce_scatter_v(const float* send, float* recv, std::span<const int64_t> counts) {
-  // An all-to-all of the blocks, then the sum of what arrived in group order.
   const int64_t mine = counts[static_cast<size_t>(me_)];
   send_bytes_ = float_bytes(counts);
   recv_bytes_.assign(counts.size(), static_cast<size_t>(mine) * sizeof(float));
   std::vector<double> sent(send_bytes_.begin(), send_bytes_.end()), received(recv_bytes_.begin(), recv_bytes_.end());
-  scratch_.resize(static_cast<size_t>(mine) * counts.size());
-  if (size() == 1) {
-    std::copy(send, send + mine, recv);
-    run([] {}, sent, received);
-    return;
-  }
-  run([&] { comm_->alltoallv(send, send_bytes_, scratch_.data(), recv_bytes_); }, sent, received);
-  std::copy(scratch_.begin(), scratch_.begin() + mine, recv);
-  for (int p = 1; p < size(); ++p) {
-    const float* part = scratch_.data() + p * mine;
-    for (int64_t i = 0; i < mine; ++i) recv[i] += part[i];
-  }
+  std::vector<size_t> elements(counts.begin(), counts.end());
+  run([&] { comm_->reduce_scatter_v(send, recv, elements, comm::ElemType::F32, comm::ReduceOp::Sum); }, sent, received);
+  if (host_copy() && mine > 0 && recv != send) std::copy(send, send + mine, recv);
 }
 
 void GroupComm::alltoallv(const float* send, std::span<const int64_t> send_counts, float* recv,
@@ -120,7 +110,7 @@ void GroupComm::alltoallv(const float* send, std::span<const int64_t> send_count
   send_bytes_ = float_bytes(send_counts), recv_bytes_ = float_bytes(recv_counts);
   std::vector<double> sent(send_bytes_.begin(), send_bytes_.end()), received(recv_bytes_.begin(), recv_bytes_.end());
   run([&] { comm_->alltoallv(send, send_bytes_, recv, recv_bytes_); }, sent, received);
-  if (size() == 1 && send_counts[0] > 0 && recv != send) std::copy(send, send + send_counts[0], recv);
+  if (host_copy() && send_counts[0] > 0 && recv != send) std::copy(send, send + send_counts[0], recv);
 }
 
 void GroupComm::allreduce(float* data, size_t count) {
@@ -133,8 +123,9 @@ std::vector<int64_t> GroupComm::allgather_i64(std::span<const int64_t> values) {
   std::vector<int64_t> all(values.size() * static_cast<size_t>(size()));
   const double own = static_cast<double>(values.size() * sizeof(int64_t));
   std::vector<double> both(static_cast<size_t>(size()), own);
+  comm::Communicator& host = comm_->host_side();  // host values on every kind
   if (size() == 1) std::copy(values.begin(), values.end(), all.begin());
-  run([&] { comm_->allgather(values.data(), all.data(), values.size(), comm::ElemType::I64); }, both, both);
+  run([&] { if (size() > 1) host.allgather(values.data(), all.data(), values.size(), comm::ElemType::I64); }, both, both);
   return all;
 }
 
@@ -146,11 +137,8 @@ std::unique_ptr<RankComms> make_rank_comms(comm::Communicator& world, const Grou
     const Group g = static_cast<Group>(k);
     if (g == Group::Pp) continue;
     const auto& all = groups.of[static_cast<size_t>(k)];
-    int color = 0;
-    for (size_t i = 0; i < all.size(); ++i)
-      if (std::find(all[i].begin(), all[i].end(), me) != all[i].end()) color = static_cast<int>(i);
-    const auto& members = all[static_cast<size_t>(color)];
-    const int key = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
+    const auto& members = groups.containing(g, me);
+    const int color = static_cast<int>(&members - all.data()), key = groups.index_of(g, me);
     // The counts' all-gather over ETP x EP is the EP dispatcher's; DP's reductions run over DP x CP.
     const Group into = g == Group::TpEp ? Group::Ep : g == Group::Dp ? Group::DpCp : g;
     rc->of[static_cast<size_t>(k)] = std::make_unique<GroupComm>(comm::split(world, color, key), members, me,

@@ -59,10 +59,15 @@ class GroupComm {
   int rank() const { return me_; }  ///< this rank's index in the group
   const std::vector<int>& members() const { return members_; }
 
+  /// Whether the buffers of the collectives below are device memory (an nccl group); allgather_i64 takes host
+  /// values either way.
+  bool device_buffers() const { return comm_->device_buffers(); }
+
   /// Rank p contributes counts[p] floats; recv holds their concatenation in group order.
   void allgatherv(const float* send, float* recv, std::span<const int64_t> counts);
   /// send holds counts[0] + counts[1] + ... floats (block p for rank p); recv (counts[rank()] floats) gets the
-  /// element-wise sum of every rank's block for it, summed in group order (deterministic).
+  /// element-wise sum of every rank's block for it (Communicator::reduce_scatter_v: host buffers summed in group
+  /// order, deterministic).
   void reduce_scatter_v(const float* send, float* recv, std::span<const int64_t> counts);
   /// send_counts[p] floats go to rank p, recv_counts[p] arrive from it (prefix-sum offsets).
   void alltoallv(const float* send, std::span<const int64_t> send_counts, float* recv,
@@ -73,6 +78,9 @@ class GroupComm {
   std::vector<int64_t> allgather_i64(std::span<const int64_t> values);
 
  private:
+  // A group of one rank on host buffers copies instead of calling the communicator (device buffers always call
+  // it: nccl copies on the device).
+  bool host_copy() const { return size() == 1 && !comm_->device_buffers(); }
   // Runs `call`, counts sent bytes, waits out the modelled time.
   template <typename F>
   void run(F&& call, std::span<const double> sent, std::span<const double> received);
@@ -83,7 +91,6 @@ class GroupComm {
   const Cluster& cluster_;
   Traffic& traffic_;
   std::vector<size_t> send_bytes_, recv_bytes_;
-  std::vector<float> scratch_;
 };
 
 /// The communicators of every group kind of one rank (Group::Pp left out: one block is one stage), split from

@@ -177,6 +177,11 @@ const std::vector<int>& Groups::containing(Group g, int rank) const {
   throw std::out_of_range("rank groups: no " + std::string(to_string(g)) + " group holds rank " + std::to_string(rank));
 }
 
+int Groups::index_of(Group g, int rank) const {
+  const auto& group = containing(g, rank);
+  return static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
+}
+
 std::string Groups::describe() const {
   std::string s;
   for (int k = 0; k < kGroupKinds; ++k) {

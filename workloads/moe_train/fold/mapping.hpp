@@ -93,6 +93,8 @@ struct Groups {
   /// The group of kind `g` that holds `rank`, in group order (its index there is the rank's index in
   /// the group). Throws std::out_of_range when no group holds it.
   const std::vector<int>& containing(Group g, int rank) const;
+  /// The index of `rank` in containing(g, rank).
+  int index_of(Group g, int rank) const;
   /// "tp: [0,1] [2,3] ..." per kind, one line each (what --dry-run prints).
   std::string describe() const;
 };

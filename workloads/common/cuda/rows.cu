@@ -1,9 +1,8 @@
-// Row gathers and scatters of the offloading executor (kernels.hpp): one block per row, threads
-// across the row.
-#include "workloads/moe_offload/cuda/kernels.hpp"
-#include "workloads/moe_offload/cuda/launch.hpp"
+// fp32 row gathers and scatters (rows.hpp): one block per row, threads across the row.
+#include "backends/cuda/launch.hpp"
+#include "workloads/common/cuda/rows.hpp"
 
-namespace mlsb::moe_offload::gpu {
+namespace mlsb::common::gpu {
 namespace {
 
 __global__ void gather_rows_kernel(const float* x, const int32_t* rows, int64_t m, int64_t h, float* out) {
@@ -26,12 +25,12 @@ __global__ void scatter_rows_kernel(const float* in, const int32_t* dst_rows, in
 
 void gather_rows(const float* x, const int32_t* rows, int64_t m, int64_t hidden, float* out, cudaStream_t stream) {
   if (m <= 0 || hidden <= 0) return;
-  gather_rows_kernel<<<detail::row_blocks(m), detail::row_threads(hidden), 0, stream>>>(x, rows, m, hidden, out);
+  gather_rows_kernel<<<cuda::row_blocks(m), cuda::row_threads(hidden), 0, stream>>>(x, rows, m, hidden, out);
 }
 
 void scatter_rows(const float* in, const int32_t* dst, int64_t m, int64_t hidden, float* y, cudaStream_t stream) {
   if (m <= 0 || hidden <= 0) return;
-  scatter_rows_kernel<<<detail::row_blocks(m), detail::row_threads(hidden), 0, stream>>>(in, dst, m, hidden, y);
+  scatter_rows_kernel<<<cuda::row_blocks(m), cuda::row_threads(hidden), 0, stream>>>(in, dst, m, hidden, y);
 }
 
-}  // namespace mlsb::moe_offload::gpu
+}  // namespace mlsb::common::gpu
