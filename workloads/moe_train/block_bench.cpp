@@ -19,6 +19,7 @@
 #include "workloads/moe_train/fold/block_check.hpp"
 #include "workloads/moe_train/fold/block_metrics.hpp"
 #include "workloads/moe_train/fold/fold_axes.hpp"
+#include "workloads/moe_train/fold/gpu_block.hpp"
 #include "workloads/moe_train/fold/mapping_run.hpp"
 #include "workloads/moe_train/fold/traffic_model.hpp"
 
@@ -109,11 +110,11 @@ class BlockBench final : public Workload {
       block_config_ = fold::read_block(state);
       const Sizes z = read_sizes(state);
       mapping_ = fold::make_mapping(world, z.tp, z.cp, z.etp, z.ep, 1, z.order);
-      fold::validate(block_config_, mapping_);
+      if (gpu)
+        fold::check_gpu_block(block_config_, mapping_);
+      else
+        fold::validate(block_config_, mapping_);
       cluster_ = fold::read_cluster(state, world);
-      if (gpu && block_config_.dispatcher != fold::Dispatcher::AllToAll)
-        throw std::invalid_argument("dispatcher: the cuda block has the all-to-all dispatcher only (allgather runs "
-                                    "on the cpu backend)");
     } catch (const std::invalid_argument& e) {
       state.skip(std::string(e.what()) + (world == 1 ? " (one rank: run under mpirun)" : ""));
     }

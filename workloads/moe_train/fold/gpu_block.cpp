@@ -28,7 +28,6 @@
 #endif
 
 namespace mlsb::moe_train::fold {
-namespace {
 
 void check_gpu_block(const BlockConfig& c, const Mapping& m) {
   validate(c, m);
@@ -36,8 +35,6 @@ void check_gpu_block(const BlockConfig& c, const Mapping& m) {
     throw std::invalid_argument(
         "dispatcher: the cuda block has the all-to-all dispatcher only (allgather runs on the cpu backend)");
 }
-
-}  // namespace
 
 #ifndef MLSB_HAVE_CUDA
 
@@ -115,10 +112,11 @@ class DeviceWire {
 struct DeviceWeights {
   DeviceMemory norm1, norm2, wqkv, wo, router, w13, w2;
 
-  template <typename F>
-  void each(const BlockWeights& shape, F&& f) {
-    f(norm1, shape.norm1), f(norm2, shape.norm2), f(wqkv, shape.attn.wqkv), f(wo, shape.attn.wo),
-        f(router, shape.router), f(w13, shape.experts.w13), f(w2, shape.experts.w2);
+  // f(device tensor, host tensor) for each of the seven, host tensors from `host` (const or not).
+  template <typename W, typename F>
+  void each(W& host, F&& f) {
+    f(norm1, host.norm1), f(norm2, host.norm2), f(wqkv, host.attn.wqkv), f(wo, host.attn.wo), f(router, host.router),
+        f(w13, host.experts.w13), f(w2, host.experts.w2);
   }
   void upload(const BlockWeights& w, cudaStream_t s) {
     each(w, [&](DeviceMemory& d, const std::vector<float>& v) {
@@ -134,12 +132,10 @@ struct DeviceWeights {
   }
   BlockWeights download(const BlockWeights& shape, cudaStream_t s) {
     BlockWeights out = shape.zeros();
-    auto into = [&](DeviceMemory& d, std::vector<float>& v) {
+    each(out, [&](DeviceMemory& d, std::vector<float>& v) {
       copy(s, v.data(), d.ensure<float>(static_cast<int64_t>(v.size())), v.size() * sizeof(float),
            cuda::Landed::OnReturn);
-    };
-    into(norm1, out.norm1), into(norm2, out.norm2), into(wqkv, out.attn.wqkv), into(wo, out.attn.wo);
-    into(router, out.router), into(w13, out.experts.w13), into(w2, out.experts.w2);
+    });
     return out;
   }
 };

@@ -38,9 +38,13 @@ class GpuFoldedBlock {
   virtual int device() const = 0;
 };
 
+/// The rules of the GPU block that do not depend on the ranks: validate(c, m), and the all-to-all dispatcher (the
+/// cuda block lacks the all-gather one). Throws std::invalid_argument naming the axis ("dispatcher: ...").
+void check_gpu_block(const BlockConfig& c, const Mapping& m);
+
 /// This rank's block with its shards of `w`. Collective over `comms` (every rank of the world calls it). Throws
-/// std::invalid_argument naming the axis (validate; "dispatcher: ..." for the all-gather dispatcher, which the
-/// cuda block lacks), std::runtime_error when the build has no CUDA or no GPU is usable.
+/// std::invalid_argument naming the axis (check_gpu_block), std::runtime_error when the build has no CUDA or no GPU
+/// is usable.
 std::unique_ptr<GpuFoldedBlock> make_gpu_block(const BlockConfig& c, const Mapping& m, const Groups& g,
                                                RankComms& comms, int world_rank, const BlockWeights& w);
 

@@ -19,7 +19,8 @@ MappingRun::MappingRun(comm::Communicator& world, const BlockConfig& c, const Ma
   }
   const int64_t h = c.moe.hidden;
   const auto& own = shard().own_tokens();
-  x_.resize(own.size() * h), dy_.resize(x_.size()), y_.resize(x_.size()), dx_.resize(x_.size());
+  x_.resize(own.size() * h), dy_.resize(x_.size());
+  if (block_) y_.resize(x_.size()), dx_.resize(x_.size());  // a GPU block keeps its own
   for (size_t t = 0; t < own.size(); ++t) {
     std::copy_n(data.x.begin() + own[t] * h, h, x_.begin() + t * h);
     std::copy_n(data.dy.begin() + own[t] * h, h, dy_.begin() + t * h);

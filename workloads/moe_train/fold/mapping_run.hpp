@@ -47,7 +47,7 @@ class MappingRun {
   std::unique_ptr<RankComms> comms_;
   std::unique_ptr<FoldedBlock> block_;
   std::unique_ptr<GpuFoldedBlock> gpu_;
-  std::vector<float> x_, dy_, y_, dx_;
+  std::vector<float> x_, dy_, y_, dx_;  // this rank's rows (y_ and dx_ the CPU block's outputs)
 };
 
 }  // namespace mlsb::moe_train::fold
