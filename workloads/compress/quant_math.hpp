@@ -42,7 +42,7 @@ MLSB_HD int32_t fp16_scale_exponent(float absmax) {
 template <int KIND>
 MLSB_HD float qmax() {
   static_assert(KIND >= 3 && KIND <= 5, "block kinds: 3 int8, 4 e4m3, 5 e5m2");
-  return KIND == 3 ? 127.0f : KIND == 4 ? 448.0f : 57344.0f;
+  return KIND == 3 ? 127.0f : formats::element_spec(KIND == 4 ? formats::Element::E4M3 : formats::Element::E5M2).max;
 }
 
 /// A block's scale from the largest finite |x| of the block: absmax / qmax, one step toward 0 where

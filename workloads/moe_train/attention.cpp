@@ -7,6 +7,9 @@
 
 namespace mlsb::moe_train {
 
+using precision::linear_gemm;
+using precision::Pass;
+
 template <typename T>
 void causal_head_forward(const T* q, int64_t ld_q, const T* k, const T* v, int64_t ld_kv, int64_t qn, int64_t kn,
                          int64_t q_pos, int64_t d, T* p, T* ctx, int64_t ld_ctx) {
@@ -45,28 +48,30 @@ void causal_head_backward(const T* q, int64_t ld_q, const T* k, const T* v, int6
 
 template <typename T>
 void attention_forward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, T* y,
-                       AttentionCache<T>& cache) {
+                       AttentionCache<T>& cache, const AttentionSites& sites) {
   const int64_t D = w.dim, H = w.heads, d = D / H, N = batch * seq;
   cache.qkv.resize(N * 3 * D);
   cache.probs.assign(batch * H * seq * seq, T(0));
   cache.ctx.resize(N * D);
-  cpu::gemm<T>(false, false, N, 3 * D, D, x, w.wqkv.data(), T(0), cache.qkv.data());
+  linear_gemm<T>(sites.qkv, Pass::Fprop, 0, false, false, N, 3 * D, D, x, D, w.wqkv.data(), 3 * D, T(0),
+                 cache.qkv.data(), 3 * D);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const T* q = cache.qkv.data() + b * seq * 3 * D + h * d;
       causal_head_forward(q, 3 * D, q + D, q + 2 * D, 3 * D, seq, seq, int64_t{0}, d,
                           cache.probs.data() + (b * H + h) * seq * seq, cache.ctx.data() + b * seq * D + h * d, D);
     }
-  cpu::gemm<T>(false, false, N, D, D, cache.ctx.data(), w.wo.data(), T(0), y);
+  linear_gemm<T>(sites.proj, Pass::Fprop, 0, false, false, N, D, D, cache.ctx.data(), D, w.wo.data(), D, T(0), y, D);
 }
 
 template <typename T>
 void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, const T* dy,
-                        const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad) {
+                        const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad, const AttentionSites& sites) {
   const int64_t D = w.dim, H = w.heads, d = D / H, N = batch * seq;
   std::vector<T> dctx(N * D), dqkv(N * 3 * D), dp;
-  cpu::gemm<T>(true, false, D, D, N, cache.ctx.data(), dy, T(1), grad.wo.data());
-  cpu::gemm<T>(false, true, N, D, D, dy, w.wo.data(), T(0), dctx.data());
+  linear_gemm<T>(sites.proj, Pass::Wgrad, 0, true, false, D, D, N, cache.ctx.data(), D, dy, D, T(1), grad.wo.data(),
+                 D);
+  linear_gemm<T>(sites.proj, Pass::Dgrad, 0, false, true, N, D, D, dy, D, w.wo.data(), D, T(0), dctx.data(), D);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const T* q = cache.qkv.data() + b * seq * 3 * D + h * d;
@@ -75,8 +80,10 @@ void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch,
                            cache.probs.data() + (b * H + h) * seq * seq, dctx.data() + b * seq * D + h * d, D, dq,
                            3 * D, dq + D, dq + 2 * D, 3 * D, dp);
     }
-  cpu::gemm<T>(true, false, D, 3 * D, N, x, dqkv.data(), T(1), grad.wqkv.data());
-  cpu::gemm<T>(false, true, N, D, 3 * D, dqkv.data(), w.wqkv.data(), T(0), dx);
+  linear_gemm<T>(sites.qkv, Pass::Wgrad, 0, true, false, D, 3 * D, N, x, D, dqkv.data(), 3 * D, T(1),
+                 grad.wqkv.data(), 3 * D);
+  linear_gemm<T>(sites.qkv, Pass::Dgrad, 0, false, true, N, D, 3 * D, dqkv.data(), 3 * D, w.wqkv.data(), 3 * D, T(0),
+                 dx, D);
 }
 
 template <typename T>
@@ -113,9 +120,10 @@ void rmsnorm_backward(const T* x, const std::vector<T>& gain, int64_t rows, cons
   template void causal_head_backward(const T*, int64_t, const T*, const T*, int64_t, int64_t, int64_t, int64_t,    \
                                      int64_t, const T*, const T*, int64_t, T*, int64_t, T*, T*, int64_t,        \
                                      std::vector<T>&);                                                          \
-  template void attention_forward(const AttentionWeights<T>&, const T*, int64_t, int64_t, T*, AttentionCache<T>&); \
+  template void attention_forward(const AttentionWeights<T>&, const T*, int64_t, int64_t, T*, AttentionCache<T>&, \
+                                  const AttentionSites&);                                                      \
   template void attention_backward(const AttentionWeights<T>&, const T*, int64_t, int64_t, const T*,             \
-                                   const AttentionCache<T>&, T*, AttentionWeights<T>&);                         \
+                                   const AttentionCache<T>&, T*, AttentionWeights<T>&, const AttentionSites&);  \
   template void rmsnorm_forward(const T*, const std::vector<T>&, int64_t, T*);                                  \
   template void rmsnorm_backward(const T*, const std::vector<T>&, int64_t, const T*, T*, std::vector<T>&);
 MLSB_ATTENTION(float)

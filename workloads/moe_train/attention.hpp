@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "workloads/moe_train/precision/quant_linear.hpp"
+
 namespace mlsb::moe_train {
 
 template <typename T>
@@ -20,14 +22,22 @@ struct AttentionCache {
   std::vector<T> ctx;    ///< [tokens, dim] probs * v, heads side by side
 };
 
+/// The quantised GEMMs of the qkv and output projections under a low-precision recipe (precision/); nullptr: fp32.
+/// The attention core (q k^T, p v) stays in full precision under every recipe.
+struct AttentionSites {
+  precision::QuantLinear* qkv = nullptr;
+  precision::QuantLinear* proj = nullptr;
+};
+
 /// y = softmax(mask(q k^T / sqrt(d))) v wo, per sequence and head (d = dim / heads; position i sees 0..i).
 template <typename T>
 void attention_forward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, T* y,
-                       AttentionCache<T>& cache);
+                       AttentionCache<T>& cache, const AttentionSites& sites = {});
 /// dx (overwritten) and weight gradients (added into grad, shaped as w) from dy.
 template <typename T>
 void attention_backward(const AttentionWeights<T>& w, const T* x, int64_t batch, int64_t seq, const T* dy,
-                        const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad);
+                        const AttentionCache<T>& cache, T* dx, AttentionWeights<T>& grad,
+                        const AttentionSites& sites = {});
 
 /// One head of causal attention, the core both the whole-model path above and the tensor/context-parallel
 /// block (fold/) run: queries at positions [q_pos, q_pos + qn) of a sequence whose keys and values sit at

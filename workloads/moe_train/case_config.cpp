@@ -40,6 +40,16 @@ comm::Communicator& cpu_comm(State& state) {
   return comm;
 }
 
+precision::PrecisionConfig precision_config(const State& state) {
+  precision::PrecisionConfig c;
+  c.recipe = precision::parse_recipe(state.get_string("precision"));
+  c.accumulate = precision::parse_accumulate(state.get_string("accumulate"));
+  c.amax_history = static_cast<int>(state.get_int("amax_history"));
+  c.bf16_blocks = state.get_int("bf16_blocks");
+  c.seed = state.seed();
+  return c;
+}
+
 AdamWConfig optimizer_config(const State& state) {
   AdamWConfig o;
   o.lr = state.get_float("lr");

@@ -1,6 +1,5 @@
 #include "workloads/moe_train/experts.hpp"
 
-#include "backends/cpu/gemm.hpp"
 #include "util/clock.hpp"
 #include "util/parallel.hpp"
 #include "workloads/common/activations.hpp"
@@ -9,12 +8,15 @@ namespace mlsb::moe_train {
 namespace {
 
 constexpr int64_t kRowChunk = 64;  // rows per unit of element-wise work
+using precision::linear_gemm;
+using precision::Pass;
 
 }  // namespace
 
 template <typename T>
 void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, T* y,
-                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first, int64_t last) {
+                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first, int64_t last,
+                     const ExpertSites& sites) {
   const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
   cache.h13.resize(rows * 2 * f);
   cache.a.resize(rows * f);
@@ -24,14 +26,15 @@ void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int6
     T* h13 = cache.h13.data() + o * 2 * f;
     T* a = cache.a.data() + o * f;
     auto t0 = Clock::now();
-    cpu::gemm<T>(false, false, m, 2 * f, h, x + o * h, w.w13_of(e), T(0), h13);
+    linear_gemm<T>(sites.fc1, Pass::Fprop, e, false, false, m, 2 * f, h, x + o * h, h, w.w13_of(e), 2 * f, T(0), h13,
+                   2 * f);
     stats.seconds += seconds_since(t0);
     parallel_for_ranges(m, kRowChunk, threads, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t j = 0; j < f; ++j) a[r * f + j] = common::swiglu(h13[r * 2 * f + j], h13[r * 2 * f + f + j]);
     });
     t0 = Clock::now();
-    cpu::gemm<T>(false, false, m, h, f, a, w.w2_of(e), T(0), y + o * h);
+    linear_gemm<T>(sites.fc2, Pass::Fprop, e, false, false, m, h, f, a, f, w.w2_of(e), h, T(0), y + o * h, h);
     stats.seconds += seconds_since(t0);
     stats.flop += 6.0 * static_cast<double>(m) * static_cast<double>(h) * static_cast<double>(f);
   }
@@ -40,7 +43,7 @@ void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int6
 template <typename T>
 void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, const T* dy,
                       ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats,
-                      int64_t first, int64_t last) {
+                      int64_t first, int64_t last, const ExpertSites& sites) {
   const int64_t h = w.hidden, f = w.ffn, rows = offsets[w.experts];
   auto& dh13 = cache.dh13;
   dh13.resize(rows * 2 * f);
@@ -53,8 +56,8 @@ void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int
     const T* dye = dy + o * h;
     auto t0 = Clock::now();
     // da = dy * w2^T, into the gate half of dh (rows of 2f), then turned into d(gate), d(up) in place.
-    cpu::gemm<T>(false, true, m, f, h, T(1), dye, h, w.w2_of(e), h, T(0), dh, 2 * f);
-    cpu::gemm<T>(true, false, f, h, m, a, dye, T(1), grad.w2_of(e));
+    linear_gemm<T>(sites.fc2, Pass::Dgrad, e, false, true, m, f, h, dye, h, w.w2_of(e), h, T(0), dh, 2 * f);
+    linear_gemm<T>(sites.fc2, Pass::Wgrad, e, true, false, f, h, m, a, f, dye, h, T(1), grad.w2_of(e), h);
     stats.seconds += seconds_since(t0);
     parallel_for_ranges(m, kRowChunk, threads, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
@@ -64,21 +67,24 @@ void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int
         }
     });
     t0 = Clock::now();
-    cpu::gemm<T>(true, false, h, 2 * f, m, x + o * h, dh, T(1), grad.w13_of(e));
-    cpu::gemm<T>(false, true, m, h, 2 * f, dh, w.w13_of(e), T(0), dx + o * h);
+    linear_gemm<T>(sites.fc1, Pass::Wgrad, e, true, false, h, 2 * f, m, x + o * h, h, dh, 2 * f, T(1),
+                   grad.w13_of(e), 2 * f);
+    linear_gemm<T>(sites.fc1, Pass::Dgrad, e, false, true, m, h, 2 * f, dh, 2 * f, w.w13_of(e), 2 * f, T(0), dx + o * h,
+                   h);
     stats.seconds += seconds_since(t0);
     stats.flop += 12.0 * static_cast<double>(m) * static_cast<double>(h) * static_cast<double>(f);
   }
 }
 
 template void experts_forward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, float*,
-                              ExpertCache<float>&, int, GemmStats&, int64_t, int64_t);
+                              ExpertCache<float>&, int, GemmStats&, int64_t, int64_t, const ExpertSites&);
 template void experts_forward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, double*,
-                              ExpertCache<double>&, int, GemmStats&, int64_t, int64_t);
+                              ExpertCache<double>&, int, GemmStats&, int64_t, int64_t, const ExpertSites&);
 template void experts_backward(const ExpertWeights<float>&, const float*, std::span<const int64_t>, const float*,
-                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&, int64_t, int64_t);
+                               ExpertCache<float>&, float*, ExpertWeights<float>&, int, GemmStats&, int64_t, int64_t,
+                               const ExpertSites&);
 template void experts_backward(const ExpertWeights<double>&, const double*, std::span<const int64_t>, const double*,
                                ExpertCache<double>&, double*, ExpertWeights<double>&, int, GemmStats&, int64_t,
-                               int64_t);
+                               int64_t, const ExpertSites&);
 
 }  // namespace mlsb::moe_train

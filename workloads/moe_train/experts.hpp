@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "workloads/moe_train/precision/quant_linear.hpp"
+
 namespace mlsb::moe_train {
 
 /// Weights of `experts` SwiGLU experts, row-major: w13 [experts][hidden][2 * ffn] (gate columns first,
@@ -40,19 +42,27 @@ struct ExpertCache {
   std::vector<T> h13, a, dh13;
 };
 
+/// The quantised GEMMs of the experts' two linear layers under a low-precision recipe (precision/), instance =
+/// the expert's index; nullptr: fp32.
+struct ExpertSites {
+  precision::QuantLinear* fc1 = nullptr;
+  precision::QuantLinear* fc2 = nullptr;
+};
+
 /// y [rows, h] = SwiGLU expert FFN of x [rows, h], expert e on rows [offsets[e], offsets[e+1]).
 /// `threads` splits the element-wise work (the GEMMs use OpenBLAS's threads). Adds to `stats`.
 /// Only experts [first, last) run (last -1: all); the cache holds offsets[experts] rows either way, so
 /// running the experts one by one makes the same GEMM calls as running them together.
 template <typename T>
 void experts_forward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, T* y,
-                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first = 0, int64_t last = -1);
+                     ExpertCache<T>& cache, int threads, GemmStats& stats, int64_t first = 0, int64_t last = -1,
+                     const ExpertSites& sites = {});
 
 /// Given dy [rows, h]: dx [rows, h] (overwritten) and weight gradients added into `grad` (same shape
 /// as w). Uses the cache of the matching forward. Experts [first, last) only, as experts_forward.
 template <typename T>
 void experts_backward(const ExpertWeights<T>& w, const T* x, std::span<const int64_t> offsets, const T* dy,
                       ExpertCache<T>& cache, T* dx, ExpertWeights<T>& grad, int threads, GemmStats& stats,
-                      int64_t first = 0, int64_t last = -1);
+                      int64_t first = 0, int64_t last = -1, const ExpertSites& sites = {});
 
 }  // namespace mlsb::moe_train

@@ -5,6 +5,7 @@
 #include "harness/alias.hpp"
 #include "harness/axes.hpp"
 #include "workloads/moe_train/config.hpp"
+#include "workloads/moe_train/precision/recipe.hpp"
 
 namespace mlsb::moe_train {
 
@@ -35,6 +36,30 @@ std::vector<Axis> layer_shape_axes() {
       float_axis("aux_coef", {1e-2}, "load-balancing loss coefficient", 0, 1e3),
       float_axis("z_coef", {1e-3}, "router z-loss coefficient", 0, 1e3),
       float_axis("bias_rate", {1e-3}, "sigmoid router: expert-bias update rate", 0, 1e3),
+  };
+}
+
+std::vector<Axis> precision_axes() {
+  std::vector<std::string> narrow;  // the 8- and 4-bit recipes
+  for (const auto& name : precision::recipe_names())
+    if (precision::narrow(precision::parse_recipe(name))) narrow.push_back(name);
+  return {
+      string_axis("precision", {"fp32"},
+                  "training recipe of the linear layers' GEMMs: fp32, bf16, fp8-delayed, fp8-current (HYBRID e4m3/e5m2, "
+                  "per tensor), fp8-blockwise (DeepSeek-V3 1x128 / 128x128), mxfp8, nvfp4 (precision/recipe.hpp)",
+                  precision::recipe_names()),
+      applies_when(string_axis("accumulate", {"fp32"},
+                               "GEMM accumulator of fp8/fp4 recipes: fp32, limited (14 significant bits, Hopper FP8 as "
+                               "DeepSeek-V3 reports), promoted (limited, added into fp32 every 128 elements)",
+                               precision::accumulate_names()),
+                   "precision", narrow),
+      applies_when(int_axis("amax_history", {1024}, "fp8-delayed: steps of amax history per tensor", 1, 1 << 20),
+                   "precision", {"fp8-delayed"}),
+      applies_when(int_axis("bf16_blocks", {-1},
+                            "the last blocks whose linear layers stay in bf16 (-1: the recipe's own: nvfp4 keeps 15% of "
+                            "the blocks, rounded down; the others none)",
+                            -1, 1 << 16),
+                   "precision", narrow),
   };
 }
 
@@ -88,6 +113,31 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"initial_loss", "nats/byte", Better::Lower, "training loss of the first step (about ln 256 = 5.55 at init)"},
       {"final_loss", "nats/byte", Better::Lower, "mean training loss of the last 10 steps"},
       {"eval_loss", "nats/byte", Better::Lower, "loss on the held-out tenth of the corpus after training"},
+      {"loss_gap", "nats/byte", Better::Lower,
+       "final_loss - the fp32 reference's final_loss: the same model, data, initial weights and routing seed trained "
+       "in fp32 in the same case (mean of the last 10 steps' gaps)"},
+      {"loss_gap_max", "nats/byte", Better::Lower,
+       "the largest gap to the fp32 reference along the curve (10-step moving mean of the per-step gaps)"},
+      {"loss_gap_rel", "ratio", Better::Lower,
+       "loss_gap / the reference's final_loss (DeepSeek-V3 reports below 0.0025 for its FP8 recipe against BF16)"},
+      {"eval_loss_gap", "nats/byte", Better::Lower, "eval_loss - the fp32 reference's eval_loss"},
+      {"fprop_rel_err", "ratio", Better::Lower,
+       "forward GEMMs of the quantised linear layers: ||quantised - fp32|| / ||fp32|| over their outputs, the fp32 "
+       "GEMM on the same unquantised inputs (every 10th step)"},
+      {"dgrad_rel_err", "ratio", Better::Lower, "the same for the input-gradient GEMMs"},
+      {"wgrad_rel_err", "ratio", Better::Lower, "the same for the weight-gradient GEMMs"},
+      {"input_underflow", "ratio", Better::Lower, "non-zero activations (GEMM inputs) quantised to 0"},
+      {"weight_underflow", "ratio", Better::Lower, "non-zero weights quantised to 0"},
+      {"grad_underflow", "ratio", Better::Lower, "non-zero output gradients quantised to 0"},
+      {"saturated_fraction", "ratio", Better::Lower,
+       "GEMM operands beyond their format's max once scaled (clamped), all roles"},
+      {"activation_mb", "MB", Better::Lower,
+       "per step, what the recipe's formats store of the activations its quantised GEMMs read (elements and scales)"},
+      {"weight_mb", "MB", Better::Lower, "the same for the weights"},
+      {"gradient_mb", "MB", Better::Lower, "the same for the output gradients"},
+      {"reference_step_ms", "ms", Better::Lower, "the fp32 reference's step in the same case (its lockstep twin)"},
+      {"emulation_overhead", "ratio", Better::Lower,
+       "step_ms / reference_step_ms: what emulating the recipe's quantisation on the CPU costs (checks left out)"},
   };
   return select_metrics(vocabulary, names);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -23,6 +24,7 @@
 #include "workloads/moe_train/layer_check.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
 #include "workloads/moe_train/overlap_check.hpp"
+#include "workloads/moe_train/precision_metrics.hpp"
 
 namespace mlsb::moe_train {
 namespace {
@@ -77,17 +79,21 @@ class LayerBench final : public Workload {
                                 0, 1e6));
     w.axes.push_back(float_axis("link_latency_us", {0.0}, "modelled link: latency per message, microseconds", 0, 1e9));
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
+    for (auto& a : precision_axes()) w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "comm_ms",
                                 "compute_ms", "exposed_comm_ms", "overlap_efficiency", "tokens_per_s",
                                 "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
-                                "objective"});
+                                "objective", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err", "input_underflow",
+                                "weight_underflow", "grad_underflow", "saturated_fraction", "activation_mb",
+                                "weight_mb", "gradient_mb", "reference_step_ms", "emulation_overhead"});
     w.primary_metric = "step_ms";
     w.examples = {
         "run moe_train.layer -p experts=8,16,32,64",
         "run moe_train.layer -p capacity_factor=1,1.25 -p drop_policy=probs,position",
         "run moe_train.layer -p preset=mixtral-8x7b,deepseek-v3 -p scale=16",
         "run moe_train.layer -p overlap=none,chunked -p chunks=4 -p link_gbps=1",
+        "run moe_train.layer -p precision=fp32,fp8-current,fp8-blockwise,mxfp8,nvfp4",
     };
     w.runner = {.warmup = kLayerWarmupSteps,
                 .min_samples = 5,
@@ -106,6 +112,9 @@ class LayerBench final : public Workload {
       state.skip("dtype: bf16 runs on the cuda backend; the cpu path is fp32");
     if (state.backend() == "cuda" && state.get_string("dtype") == "fp32")
       state.skip("dtype: the cuda path is bf16 (fp32 master weights); use -p dtype=bf16");
+    if (state.backend() == "cuda" && state.get_string("precision") != "fp32")
+      state.skip("precision: the recipes are emulated on the cpu backend; the cuda layer runs bf16 (leave precision at "
+                 "fp32)");
     // The GPU layer's rows travel on the case's communicator (nccl: device buffers); everything else here
     // (metrics, checks) goes over its host side.
     wire_ = state.backend() == "cuda" ? &state.comm() : &cpu_comm(state);
@@ -164,13 +173,20 @@ class LayerBench final : public Workload {
     reset_peak_rss();
     layer_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);
     layer_->init(state.seed());
-    optim_ = std::make_unique<AdamW<float>>(optimizer_config(state));
-    auto& p = layer_->params();
-    auto& g = layer_->grads();
-    optim_->add(p.router, g.router);
-    optim_->add(p.experts.w13, g.experts.w13);
-    optim_->add(p.experts.w2, g.experts.w2);
-    if (p.shared.experts) optim_->add(p.shared.w13, g.shared.w13), optim_->add(p.shared.w2, g.shared.w2);
+    optim_ = trained_by_adamw(state, *layer_);
+    try {
+      precision_.emplace(precision_config(state), 1);
+    } catch (const std::invalid_argument& e) {
+      state.skip(e.what());
+    }
+    using precision::Site;
+    layer_->set_precision({precision_->site(0, Site::ExpertFc1), precision_->site(0, Site::ExpertFc2)},
+                          {precision_->site(0, Site::SharedFc1), precision_->site(0, Site::SharedFc2)});
+    if (!precision_->sites().empty()) {  // the fp32 twin, stepped beside it: the reference of its step time
+      ref_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);
+      ref_->init(state.seed());
+      ref_optim_ = trained_by_adamw(state, *ref_);
+    }
     y_.resize(x_.size());
     dx_.resize(x_.size());
   }
@@ -224,6 +240,12 @@ class LayerBench final : public Workload {
     state.record("aux_loss", mean_over_ranks(n.aux));
     state.record("z_loss", mean_over_ranks(n.z));
     state.record("objective", objective);
+    if (ref_) {
+      const double ref_step = comm_->max_over_ranks(ref_step_s_);
+      state.record("reference_step_ms", ref_step * 1e3);
+      state.record("emulation_overhead", step / ref_step);
+    }
+    if (precision_) record_precision(state, *precision_, steps_);
   }
 
   void verify(State& state) override {
@@ -271,24 +293,50 @@ class LayerBench final : public Workload {
     return static_cast<int>(std::set<int64_t>(all.begin(), all.end()).size());
   }
 
-  StepNumbers cpu_step() {
-    StepNumbers n;
-    layer_->zero_grad();
-    layer_->times() = {};
+  // AdamW over the layer's parameters.
+  static std::unique_ptr<AdamW<float>> trained_by_adamw(const State& state, MoeLayer<float>& layer) {
+    auto optim = std::make_unique<AdamW<float>>(optimizer_config(state));
+    auto& p = layer.params();
+    auto& g = layer.grads();
+    optim->add(p.router, g.router);
+    optim->add(p.experts.w13, g.experts.w13);
+    optim->add(p.experts.w2, g.experts.w2);
+    if (p.shared.experts) optim->add(p.shared.w13, g.shared.w13), optim->add(p.shared.w2, g.shared.w2);
+    return optim;
+  }
+
+  // One step of `layer` (forward, backward, AdamW when the case has it); seconds of each, less the recipe's checks.
+  void step_layer(MoeLayer<float>& layer, AdamW<float>& optim, StepNumbers& n) {
+    layer.zero_grad();
+    layer.times() = {};
+    double checks = precision_->check_seconds();
     auto t0 = Clock::now();
-    layer_->forward(x_.data(), tokens_, y_.data());
-    n.forward_s = seconds_since(t0);
+    layer.forward(x_.data(), tokens_, y_.data());
+    n.forward_s = seconds_since(t0) - (precision_->check_seconds() - checks);
+    checks = precision_->check_seconds();
     t0 = Clock::now();
-    layer_->backward(dy_.data(), dx_.data());
-    n.backward_s = seconds_since(t0);
-    n.objective = std::inner_product(y_.begin(), y_.end(), dy_.begin(), 0.0) + layer_->aux_loss() + layer_->z_loss();
-    n.aux = layer_->aux_loss(), n.z = layer_->z_loss();
+    layer.backward(dy_.data(), dx_.data());
+    n.backward_s = seconds_since(t0) - (precision_->check_seconds() - checks);
     if (optimizer_) {
       t0 = Clock::now();
-      optim_->step(threads_);
-      layer_->update_bias();
+      optim.step(threads_);
+      layer.update_bias();
       n.optimizer_s = seconds_since(t0);
     }
+  }
+
+  StepNumbers cpu_step() {
+    StepNumbers n;
+    if (ref_) {
+      StepNumbers r;
+      step_layer(*ref_, *ref_optim_, r);
+      ref_step_s_ = r.forward_s + r.backward_s + r.optimizer_s;
+    }
+    precision_->begin_step(true);
+    step_layer(*layer_, *optim_, n);
+    precision_->end_step();
+    n.objective = std::inner_product(y_.begin(), y_.end(), dy_.begin(), 0.0) + layer_->aux_loss() + layer_->z_loss();
+    n.aux = layer_->aux_loss(), n.z = layer_->z_loss();
     n.wall_s = n.forward_s + n.backward_s + n.optimizer_s;  // host clock throughout on the CPU
     n.comm = layer_->times().comm;
     n.gemm_s = layer_->times().experts.seconds, n.gemm_flop = layer_->times().experts.flop;
@@ -329,6 +377,10 @@ class LayerBench final : public Workload {
   std::vector<float> x_, dy_, y_, dx_;
   std::unique_ptr<MoeLayer<float>> layer_;
   std::unique_ptr<AdamW<float>> optim_;
+  std::optional<precision::Precision> precision_;     // the recipe's sites (none for fp32)
+  std::unique_ptr<MoeLayer<float>> ref_;              // a recipe's fp32 twin
+  std::unique_ptr<AdamW<float>> ref_optim_;
+  double ref_step_s_ = 0;
   std::unique_ptr<GpuMoeLayer> gpu_;
   double first_objective_ = 0, last_objective_ = 0;
   int64_t steps_ = 0;

@@ -4,6 +4,7 @@
 // as JSON lines, and verify fails the case unless the loss fell well below its start.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -20,6 +21,7 @@
 #include "workloads/moe_train/cpu_peak.hpp"
 #include "workloads/moe_train/family.hpp"
 #include "workloads/moe_train/moe_lm.hpp"
+#include "workloads/moe_train/precision_metrics.hpp"
 #include "workloads/moe_train/routing_trace.hpp"
 
 namespace mlsb::moe_train {
@@ -56,10 +58,15 @@ class LmBench final : public Workload {
                  0, 1),
     });
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
+    for (auto& a : precision_axes()) w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "tokens_per_s",
                                 "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
-                                "initial_loss", "final_loss", "eval_loss"});
+                                "initial_loss", "final_loss", "eval_loss", "loss_gap", "loss_gap_max",
+                                "loss_gap_rel", "eval_loss_gap", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err",
+                                "input_underflow", "weight_underflow", "grad_underflow", "saturated_fraction",
+                                "activation_mb", "weight_mb", "gradient_mb", "reference_step_ms",
+                                "emulation_overhead"});
     w.metrics[0].help = "mean training step: forward + backward + AdamW";
     for (auto& m : w.metrics)
       if (m.name == "aux_loss" || m.name == "z_loss") m.help += ": the last step's, all layers";
@@ -68,6 +75,8 @@ class LmBench final : public Workload {
         "run moe_train.lm -p steps=300 -p trace_out=routing.jsonl",
         "run moe_train.lm -p experts=4,8,16 -p steps=200",
         "run moe_train.lm -p router=sigmoid -p trace_eval=1 -p trace_out=routing-eval.jsonl",
+        "run moe_train.lm -p precision=fp32,bf16,fp8-delayed,fp8-current,fp8-blockwise,mxfp8,nvfp4",
+        "run moe_train.lm -p precision=fp8-blockwise -p accumulate=fp32,limited,promoted",
     };
     // One sample is a whole training run.
     w.runner = {.warmup = 0, .min_samples = 1, .max_samples = 1, .min_time_s = 0, .max_noise = 1, .max_time_s = 1e9,
@@ -86,6 +95,11 @@ class LmBench final : public Workload {
     try {
       corpus_ = load_corpus(where, static_cast<int64_t>(state.get_float("corpus_mb") * 1e6), 20 * (cfg_.seq + 1));
       lm_.emplace(cfg_, threads_);
+      precision_.emplace(precision_config(state), cfg_.layers);
+      lm_->set_precision(*precision_);
+      // Every recipe but fp32 trains beside an fp32 twin of the same data, weights and seed: the reference of
+      // its loss gap and of its step time.
+      if (!precision_->sites().empty()) ref_.emplace(cfg_, threads_);
     } catch (const std::invalid_argument& e) {
       state.skip(e.what());
     }
@@ -111,30 +125,52 @@ class LmBench final : public Workload {
     lm_->init(state.seed());
     AdamW<float> opt(optimizer_config(state));
     for (auto& [name, pg] : lm_->parameters()) opt.add(pg.first, pg.second);
+    std::optional<AdamW<float>> ref_opt;
+    if (ref_) {
+      ref_->init(state.seed());
+      ref_opt.emplace(optimizer_config(state));
+      for (auto& [name, pg] : ref_->parameters()) ref_opt->add(pg.first, pg.second);
+    }
     reset_peak_rss();
     std::mt19937_64 rng = state.rng(7);
     std::vector<uint8_t> batch(batch_ * (cfg_.seq + 1));
-    losses_.clear();
-    double fwd_s = 0, bwd_s = 0, opt_s = 0;
+    losses_.clear(), gaps_.clear(), ref_losses_.clear();
+    double fwd_s = 0, bwd_s = 0, opt_s = 0, ref_s = 0;
     GemmStats gemm;
     for (int64_t step = 0; step < steps_; ++step) {
       if (state.cancelled()) return;
       fill_batch(rng, 0, split_, batch);
       lm_->zero_grad();
       for (int64_t l = 0; l < cfg_.layers; ++l) lm_->moe(l).times() = {};
+      precision_->begin_step(step % precision::kCheckEvery == 0);
+      double checks = precision_->check_seconds();
       auto t0 = Clock::now();
       const double loss = lm_->forward(batch.data(), batch_);
-      fwd_s += seconds_since(t0);
+      fwd_s += seconds_since(t0) - (precision_->check_seconds() - checks);
       if (!std::isfinite(loss))
         state.fail("the loss diverged at step " + std::to_string(step) + " (" + std::to_string(loss) +
                    "): lower lr");
+      checks = precision_->check_seconds();
       t0 = Clock::now();
       lm_->backward();
-      bwd_s += seconds_since(t0);
+      bwd_s += seconds_since(t0) - (precision_->check_seconds() - checks);
       t0 = Clock::now();
       opt.step(threads_);
       for (int64_t l = 0; l < cfg_.layers; ++l) lm_->moe(l).update_bias();
       opt_s += seconds_since(t0);
+      precision_->end_step();
+      if (ref_) {
+        ref_->zero_grad();
+        t0 = Clock::now();
+        const double ref_loss = ref_->forward(batch.data(), batch_);
+        ref_->backward();
+        ref_opt->step(threads_);
+        for (int64_t l = 0; l < cfg_.layers; ++l) ref_->moe(l).update_bias();
+        ref_s += seconds_since(t0);
+        gaps_.push_back(loss - ref_loss);
+        ref_losses_.push_back(ref_loss);
+        state.add_item("series/loss_gap/" + std::to_string(step), {{"x", step}, {"y", gaps_.back()}});
+      }
       double aux = 0, z = 0;
       for (int64_t l = 0; l < cfg_.layers; ++l) {
         aux += lm_->moe(l).aux_loss(), z += lm_->moe(l).z_loss();
@@ -185,8 +221,10 @@ class LmBench final : public Workload {
     const size_t w = std::min<size_t>(10, losses_.size());
     state.record("initial_loss", losses_.front());
     state.record("final_loss", mean_of(losses_, losses_.size() - w, losses_.size()));
-    const double eval = eval_loss();
+    const double eval = eval_loss(*lm_, true);
     state.record("eval_loss", eval);
+    if (ref_) record_gaps(state, eval, step_s, ref_s / n);
+    record_precision(state, *precision_, steps_);
     state.add_item("chart/loss", {{"caption", "training loss (nats/byte)"},
                                   {"x_label", "step"},
                                   {"y_label", "loss (nats/byte)"},
@@ -220,18 +258,37 @@ class LmBench final : public Workload {
     }
   }
 
+  // The recipe against its fp32 twin: loss_gap (the last 10 steps), loss_gap_max (the 10-step moving mean's
+  // largest), loss_gap_rel, eval_loss_gap, reference_step_ms and emulation_overhead.
+  void record_gaps(State& state, double eval, double step_s, double ref_step_s) {
+    const size_t n = gaps_.size(), w = std::min<size_t>(10, n);
+    const double gap = mean_of(gaps_, n - w, n), ref_final = mean_of(ref_losses_, n - w, n);
+    double worst = -std::numeric_limits<double>::infinity();
+    for (size_t end = w; end <= n; ++end) worst = std::max(worst, mean_of(gaps_, end - w, end));
+    state.record("loss_gap", gap);
+    state.record("loss_gap_max", worst);
+    state.record("loss_gap_rel", gap / ref_final);
+    state.record("eval_loss_gap", eval - eval_loss(*ref_, false));
+    state.record("reference_step_ms", ref_step_s * 1e3);
+    state.record("emulation_overhead", step_s / ref_step_s);
+    state.add_item("chart/loss_gap", {{"caption", "loss gap to the fp32 reference (nats/byte)"},
+                                      {"x_label", "step"},
+                                      {"y_label", "gap (nats/byte)"},
+                                      {"marks", {{{"y", 0.0}, {"label", "fp32"}}}}});
+  }
+
   // Mean loss over 8 batches of the held-out tenth (fixed positions). With trace_eval, their routing is
   // traced as step `steps_` (the trained model), sequences numbered across the batches.
-  double eval_loss() {
+  double eval_loss(MoeLm<float>& lm, bool trace) {
     std::mt19937_64 rng(12345);
     std::vector<uint8_t> batch(batch_ * (cfg_.seq + 1));
     double sum = 0;
     for (int i = 0; i < 8; ++i) {
       fill_batch(rng, split_, corpus_.text.size(), batch);
-      sum += lm_->forward(batch.data(), batch_);
-      if (trace_ && trace_eval_)
+      sum += lm.forward(batch.data(), batch_);
+      if (trace && trace_ && trace_eval_)
         for (int64_t l = 0; l < cfg_.layers; ++l)
-          trace_->write(steps_, l, lm_->moe(l).routing(), batch.data(), cfg_.seq, i * batch_);
+          trace_->write(steps_, l, lm.moe(l).routing(), batch.data(), cfg_.seq, i * batch_);
     }
     return sum / 8;
   }
@@ -245,6 +302,9 @@ class LmBench final : public Workload {
   Corpus corpus_;
   size_t split_ = 0;
   std::optional<MoeLm<float>> lm_;
+  std::optional<precision::Precision> precision_;  // before ref_: the model holds its sites
+  std::optional<MoeLm<float>> ref_;                // the fp32 twin of a recipe's case
+  std::vector<double> gaps_, ref_losses_;          // per step: loss - the twin's loss, the twin's loss
   std::optional<RoutingTraceWriter> trace_;
   std::vector<double> losses_;
 };

@@ -153,19 +153,21 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
   auto shared_forward = [&] {
     const int64_t so[2] = {0, tokens};
     if (p_.shared.experts)
-      experts_forward(p_.shared, x, so, y, shared_cache_, threads_, times_.experts);
+      experts_forward(p_.shared, x, so, y, shared_cache_, threads_, times_.experts, 0, -1, shared_sites_);
     else
       std::fill(y, y + tokens * h, T(0));
   };
   if (ranks_ == 1) {
     local_offsets_ = plan_.offsets;
-    experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts);
+    experts_forward(p_.experts, xp_.data(), local_offsets_, yp_.data(), cache_, threads_, times_.experts, 0, -1,
+                    routed_sites_);
   } else if (ep_.overlap == Overlap::None) {
     // Counts first (all-to-all of E/ranks counts per rank pair), then the rows themselves.
     set_layout(nullptr);
     exchange(xp_, xe_);
     ye_.resize(xe_.size());
-    experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts);
+    experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, 0, -1,
+                    routed_sites_);
     exchange_back(ye_, yp_);
   } else {
     // Every rank's counts (each rank plans every step of every peer), then the pipeline of chunks.
@@ -177,7 +179,7 @@ void MoeLayer<T>::forward(const T* x, int64_t tokens, T* y) {
         0, xp_.data(), xe_.data(), ye_.data(), yp_.data(),
         [&](int64_t j) {
           experts_forward(p_.experts, xe_.data(), local_offsets_, ye_.data(), cache_, threads_, times_.experts, j,
-                          j + 1);
+                          j + 1, routed_sites_);
         },
         shared_forward);
   }
@@ -225,18 +227,19 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
   auto shared_backward = [&] {
     const int64_t so[2] = {0, tokens};
     if (p_.shared.experts)
-      experts_backward(p_.shared, x_, so, dy, shared_cache_, dx, g_.shared, threads_, times_.experts);
+      experts_backward(p_.shared, x_, so, dy, shared_cache_, dx, g_.shared, threads_, times_.experts, 0, -1,
+                       shared_sites_);
     else
       std::fill(dx, dx + tokens * h, T(0));
   };
   if (ranks_ == 1) {
     experts_backward(p_.experts, xp_.data(), local_offsets_, dyp.data(), cache_, dxp.data(), g_.experts, threads_,
-                     times_.experts);
+                     times_.experts, 0, -1, routed_sites_);
   } else if (ep_.overlap == Overlap::None) {
     dxe_.resize(xe_.size());
     exchange(dyp, dye_);
     experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts, threads_,
-                     times_.experts);
+                     times_.experts, 0, -1, routed_sites_);
     exchange_back(dxe_, dxp);
   } else {
     dxe_.resize(xe_.size()), dye_.resize(xe_.size());
@@ -244,7 +247,7 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
         1, dyp.data(), dye_.data(), dxe_.data(), dxp.data(),
         [&](int64_t j) {
           experts_backward(p_.experts, xe_.data(), local_offsets_, dye_.data(), cache_, dxe_.data(), g_.experts,
-                           threads_, times_.experts, j, j + 1);
+                           threads_, times_.experts, j, j + 1, routed_sites_);
         },
         shared_backward);
   }

@@ -68,6 +68,9 @@ class MoeLayer {
   void zero_grad();
   /// Sigmoid router: the aux-loss-free bias step from the last forward's load, summed over ranks.
   void update_bias();
+  /// The routed and the shared experts' GEMMs under a low-precision recipe (precision/); default: fp32. The
+  /// router GEMM stays in full precision (precision/recipe.hpp says why).
+  void set_precision(const ExpertSites& routed, const ExpertSites& shared) { routed_sites_ = routed, shared_sites_ = shared; }
 
   const MoeConfig& config() const { return c_; }
   MoeParams<T>& params() { return p_; }
@@ -116,6 +119,7 @@ class MoeLayer {
   ExpertCache<T> cache_, shared_cache_;
   EpLayout layout_;   // ranks > 1
   ChunkPlan chunks_;  // overlap=chunked
+  ExpertSites routed_sites_, shared_sites_;
 };
 
 }  // namespace mlsb::moe_train

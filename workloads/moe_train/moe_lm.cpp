@@ -68,6 +68,21 @@ void MoeLm<T>::zero_grad() {
 }
 
 template <typename T>
+void MoeLm<T>::set_precision(const precision::Precision& p) {
+  using precision::Site;
+  if (!p.sites().empty() && static_cast<int64_t>(p.sites().size()) != cfg_.layers * precision::kSites)
+    throw std::invalid_argument("precision: the recipe's sites are for another number of blocks than layers = " +
+                                std::to_string(cfg_.layers));
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    auto& b = blocks_[l];
+    const auto at = static_cast<int64_t>(l);
+    b.sites = {p.site(at, Site::AttnQkv), p.site(at, Site::AttnProj)};
+    b.moe->set_precision({p.site(at, Site::ExpertFc1), p.site(at, Site::ExpertFc2)},
+                         {p.site(at, Site::SharedFc1), p.site(at, Site::SharedFc2)});
+  }
+}
+
+template <typename T>
 T MoeLm<T>::forward(const uint8_t* tokens, int64_t batch) {
   const int64_t D = cfg_.moe.hidden, S = cfg_.seq, V = cfg_.vocab, N = batch * S;
   batch_ = batch;
@@ -82,7 +97,7 @@ T MoeLm<T>::forward(const uint8_t* tokens, int64_t batch) {
     blk.x_in = x;
     blk.a.resize(N * D);
     rmsnorm_forward(x.data(), blk.g1, N, blk.a.data());
-    attention_forward(blk.attn, blk.a.data(), batch, S, branch.data(), blk.cache);
+    attention_forward(blk.attn, blk.a.data(), batch, S, branch.data(), blk.cache, blk.sites);
     for (int64_t i = 0; i < N * D; ++i) x[i] += branch[i];
     blk.x_mid = x;
     blk.m.resize(N * D);
@@ -124,7 +139,8 @@ void MoeLm<T>::backward() {
     blk.moe->backward(dx.data(), dbranch.data());
     rmsnorm_backward(blk.x_mid.data(), blk.g2, N, dbranch.data(), tmp.data(), blk.dg2);
     for (int64_t i = 0; i < N * D; ++i) dx[i] += tmp[i];
-    attention_backward(blk.attn, blk.a.data(), batch_, S, dx.data(), blk.cache, dbranch.data(), blk.dattn);
+    attention_backward(blk.attn, blk.a.data(), batch_, S, dx.data(), blk.cache, dbranch.data(), blk.dattn,
+                       blk.sites);
     rmsnorm_backward(blk.x_in.data(), blk.g1, N, dbranch.data(), tmp.data(), blk.dg1);
     for (int64_t i = 0; i < N * D; ++i) dx[i] += tmp[i];
   }

@@ -11,6 +11,7 @@
 
 #include "workloads/moe_train/attention.hpp"
 #include "workloads/moe_train/moe_layer.hpp"
+#include "workloads/moe_train/precision/precision.hpp"
 
 namespace mlsb::moe_train {
 
@@ -32,6 +33,9 @@ class MoeLm {
   /// Gradients (accumulated) of the last forward's cross-entropy + every layer's aux and z losses.
   void backward();
   void zero_grad();
+  /// Runs the linear layers' GEMMs (attention projections, routed and shared experts) through `p`'s sites,
+  /// which must outlive the model; `p` has one block per layer (else std::invalid_argument naming precision).
+  void set_precision(const precision::Precision& p);
   /// Every parameter with its gradient, named ("block0.attn.wqkv", ...).
   std::vector<std::pair<std::string, std::pair<std::span<T>, std::span<T>>>> parameters();
   MoeLayer<T>& moe(int64_t layer) { return *blocks_[layer].moe; }
@@ -43,6 +47,7 @@ class MoeLm {
     std::vector<T> g1, g2, dg1, dg2;
     AttentionWeights<T> attn, dattn;
     AttentionCache<T> cache;
+    AttentionSites sites;
     std::unique_ptr<MoeLayer<T>> moe;
     std::vector<T> x_in, a, x_mid, m;  // residual in, norm1 out, residual after attention, norm2 out
   };

@@ -1,0 +1,262 @@
+#include "workloads/moe_train/precision/quantize.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "util/simd.hpp"
+
+#ifdef MLSB_SIMD_X86
+#include <immintrin.h>
+#endif
+
+namespace mlsb::moe_train::precision {
+namespace {
+
+using formats::Element;
+
+// |x| for a finite x, 0 for Inf and NaN.
+float finite_abs(float x) {
+  const uint32_t b = formats::f2u(x) & 0x7FFFFFFFu;
+  return b < 0x7F800000u ? formats::u2f(b) : 0.0f;
+}
+
+// A counter-based 32-bit hash (Wellons' "lowbias32"): the stochastic rounding bits of element `index`.
+uint32_t mix32(uint32_t x) {
+  x ^= x >> 16, x *= 0x7feb352du;
+  x ^= x >> 15, x *= 0x846ca68bu;
+  return x ^ (x >> 16);
+}
+
+// A tile's encode and decode multipliers: x -> q(x * enc) * dec.
+struct TileScale {
+  float enc = 1, dec = 1;
+};
+
+// max / amax, kept finite (a tile of fp32 subnormals would overflow it); 1 for an all-zero tile.
+TileScale amax_scale(float amax, float max) {
+  if (!(amax > 0)) return {};
+  const float s = std::min(max / amax, FLT_MAX);
+  return {s, 1.0f / s};
+}
+
+TileScale tile_scale(const OperandFormat& f, float amax, float tensor_scale, float nv_tensor) {
+  const formats::ElementSpec spec = formats::element_spec(f.element);
+  switch (f.scaling) {
+    case Scaling::TensorDelayed: return {tensor_scale, 1.0f / tensor_scale};
+    case Scaling::Mx: {
+      const int e = static_cast<int>(formats::mx_scale_e8m0(amax, spec.emax)) - 127;
+      return {std::ldexp(1.0f, -e), std::ldexp(1.0f, e)};
+    }
+    case Scaling::Nvfp4: {
+      const float d = formats::fake_round(Element::E4M3, amax / spec.max * nv_tensor);
+      if (d == 0) return {0, 0};
+      return {nv_tensor / d, d / nv_tensor};
+    }
+    default: return amax_scale(amax, spec.max);  // TensorCurrent, Block
+  }
+}
+
+// Bytes of one tile's scale: fp32 (tensor, block), E8M0 (mx), E4M3 (nvfp4).
+double scale_bytes(Scaling s) { return s == Scaling::Mx || s == Scaling::Nvfp4 ? 1 : 4; }
+
+// One row under per-column multipliers, counting underflow and saturation: the portable loop (formats::fake_round
+// per element), and below it the AVX2 one for round to nearest even, the same operations on eight lanes.
+template <int M, int B, bool SR>
+void quantize_row(const float* x, int64_t n, const float* enc, const float* dec, float max, uint32_t seed,
+                  uint32_t index0, float* out, QuantCounts& c) {
+  int64_t under = 0, sat = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = x[i], v = xi * enc[i];
+    const uint32_t random = SR ? mix32(index0 + static_cast<uint32_t>(i) + seed) : 0;
+    const float q = formats::fake_round<M, B>(v, SR, random, max);
+    out[i] = q * dec[i];
+    const bool finite = (formats::f2u(xi) & 0x7FFFFFFFu) < 0x7F800000u;
+    under += finite && xi != 0 && q == 0;
+    sat += finite && std::fabs(v) > max;
+  }
+  c.underflow += under, c.saturated += sat;
+}
+
+#ifdef MLSB_SIMD_X86
+template <int M, int B>
+MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* enc, const float* dec, float max,
+                                        float* out, QuantCounts& c) {
+  constexpr int drop = 23 - M;
+  const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), frac_mask = _mm256_set1_epi32(~((1 << drop) - 1));
+  const __m256i half = _mm256_set1_epi32((1 << (drop - 1)) - 1), one = _mm256_set1_epi32(1);
+  const __m256i min_normal = _mm256_set1_epi32((127 + 1 - B) << 23), inf = _mm256_set1_epi32(0x7F800000);
+  const __m256 big = _mm256_set1_ps(formats::u2f(static_cast<uint32_t>(127 + 1 - B - M + 23) << 23));
+  const __m256 maxv = _mm256_set1_ps(max), zero = _mm256_setzero_ps();
+  int64_t under = 0, sat = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xi = _mm256_loadu_ps(x + i), v = _mm256_mul_ps(xi, _mm256_loadu_ps(enc + i));
+    const __m256i vb = _mm256_castps_si256(v), abs = _mm256_and_si256(vb, abs_mask);
+    const __m256i sign = _mm256_andnot_si256(abs_mask, vb);
+    const __m256i inc = _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(abs, drop), one));
+    const __m256 normal = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(abs, inc), frac_mask));
+    const __m256 a = _mm256_castsi256_ps(abs);
+    const __m256 sub = _mm256_sub_ps(_mm256_add_ps(a, big), big);
+    __m256 r = _mm256_blendv_ps(normal, sub, _mm256_castsi256_ps(_mm256_cmpgt_epi32(min_normal, abs)));
+    r = _mm256_min_ps(r, maxv);
+    r = _mm256_or_ps(r, _mm256_castsi256_ps(sign));
+    const __m256 is_nan = _mm256_castsi256_ps(_mm256_cmpgt_epi32(abs, inf));
+    const __m256 q = _mm256_blendv_ps(r, v, is_nan);
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(q, _mm256_loadu_ps(dec + i)));
+    const __m256i xabs = _mm256_and_si256(_mm256_castps_si256(xi), abs_mask);
+    const __m256 finite = _mm256_castsi256_ps(_mm256_cmpgt_epi32(inf, xabs));
+    const __m256 nonzero = _mm256_cmp_ps(xi, zero, _CMP_NEQ_UQ);
+    const __m256 q_zero = _mm256_cmp_ps(q, zero, _CMP_EQ_OQ);
+    const __m256 over = _mm256_cmp_ps(_mm256_castsi256_ps(abs), maxv, _CMP_GT_OQ);
+    under += __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(_mm256_and_ps(finite, nonzero), q_zero)));
+    sat += __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(finite, over)));
+  }
+  c.underflow += under, c.saturated += sat;
+  if (i < n) quantize_row<M, B, false>(x + i, n - i, enc + i, dec + i, max, 0, 0, out + i, c);
+}
+#endif
+
+using RowKernel = void (*)(const float*, int64_t, const float*, const float*, float, uint32_t, uint32_t, float*,
+                           QuantCounts&);
+
+// The row kernel of an element and rounding, AVX2 where the CPU has it and the rounding is to nearest even.
+template <int M, int B>
+RowKernel row_kernel_of(bool sr) {
+  if (sr) return quantize_row<M, B, true>;
+#ifdef MLSB_SIMD_X86
+  if (simd_level() >= Simd::avx2)
+    return [](const float* x, int64_t n, const float* enc, const float* dec, float max, uint32_t, uint32_t, float* out,
+              QuantCounts& c) { quantize_row_avx2<M, B>(x, n, enc, dec, max, out, c); };
+#endif
+  return quantize_row<M, B, false>;
+}
+
+RowKernel row_kernel(Element e, bool sr) {
+  switch (e) {
+    case Element::E4M3: return row_kernel_of<3, 7>(sr);
+    case Element::E5M2: return row_kernel_of<2, 15>(sr);
+    default: return row_kernel_of<1, 1>(sr);
+  }
+}
+
+QuantCounts copy_or_bf16(const OperandFormat& f, const Operand& m, float* dst) {
+  QuantCounts c;
+  c.values = m.rows * m.cols;
+  c.bytes = static_cast<double>(c.values) * (f.scaling == Scaling::Bf16 ? 2 : 4);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const float* x = m.data + r * m.ld;
+    float* out = dst + r * m.cols;
+    if (f.scaling == Scaling::None) {
+      if (out != x) std::memmove(out, x, static_cast<size_t>(m.cols) * sizeof(float));
+      continue;
+    }
+    int64_t under = 0, sat = 0;
+    for (int64_t i = 0; i < m.cols; ++i) {
+      const float xi = x[i], q = formats::bf16_to_f32(formats::f32_to_bf16(xi));
+      const bool finite = (formats::f2u(xi) & 0x7FFFFFFFu) < 0x7F800000u;
+      under += finite && xi != 0 && q == 0;
+      sat += finite && !((formats::f2u(q) & 0x7FFFFFFFu) < 0x7F800000u);
+      out[i] = q;
+    }
+    c.underflow += under, c.saturated += sat;
+  }
+  return c;
+}
+
+}  // namespace
+
+float amax_of(const Operand& m) {
+  float a = 0;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const float* x = m.data + r * m.ld;
+    for (int64_t i = 0; i < m.cols; ++i) a = std::max(a, finite_abs(x[i]));
+  }
+  return a;
+}
+
+QuantCounts quantize(const OperandFormat& f, const Operand& m, float tensor_scale, uint64_t random_seed,
+                     float* dst) {
+  if (f.scaling == Scaling::None || f.scaling == Scaling::Bf16) return copy_or_bf16(f, m, dst);
+  const formats::ElementSpec spec = formats::element_spec(f.element);
+  const bool tensor = f.scaling == Scaling::TensorDelayed || f.scaling == Scaling::TensorCurrent;
+  // Tile shape: the band of rows that share scales, and the columns of a tile within it.
+  int64_t tr = 1, tc = 1;
+  if (tensor)
+    tr = std::max<int64_t>(m.rows, 1), tc = std::max<int64_t>(m.cols, 1);
+  else if (f.square)
+    tr = tc = f.block;
+  else
+    (m.k_rows ? tr : tc) = f.block;
+  float nv_tensor = 1;
+  if (f.scaling == Scaling::Nvfp4) {
+    const float a = amax_of(m);
+    nv_tensor = a > 0 ? std::min(formats::element_spec(Element::E4M3).max * spec.max / a, FLT_MAX) : 1.0f;
+  }
+  QuantCounts c;
+  c.values = m.rows * m.cols;
+  c.bytes = static_cast<double>(c.values) * spec.bits / 8 + (f.scaling == Scaling::Nvfp4 ? 4 : 0);
+  const RowKernel kernel = row_kernel(f.element, f.stochastic);
+  const uint32_t seed = static_cast<uint32_t>(random_seed ^ (random_seed >> 32));
+  std::vector<float> colmax(static_cast<size_t>(m.cols)), enc(colmax.size()), dec(colmax.size());
+  for (int64_t r0 = 0; r0 < m.rows; r0 += tr) {
+    const int64_t r1 = std::min(m.rows, r0 + tr);
+    std::fill(colmax.begin(), colmax.end(), 0.0f);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* x = m.data + r * m.ld;
+      for (int64_t i = 0; i < m.cols; ++i) colmax[i] = std::max(colmax[i], finite_abs(x[i]));
+    }
+    for (int64_t c0 = 0; c0 < m.cols; c0 += tc) {
+      const int64_t c1 = std::min(m.cols, c0 + tc);
+      const float amax = *std::max_element(colmax.begin() + c0, colmax.begin() + c1);
+      const TileScale s = tile_scale(f, amax, tensor_scale, nv_tensor);
+      std::fill(enc.begin() + c0, enc.begin() + c1, s.enc);
+      std::fill(dec.begin() + c0, dec.begin() + c1, s.dec);
+      c.bytes += scale_bytes(f.scaling);
+    }
+    for (int64_t r = r0; r < r1; ++r)
+      kernel(m.data + r * m.ld, m.cols, enc.data(), dec.data(), spec.max, seed, static_cast<uint32_t>(r * m.cols),
+             dst + r * m.cols, c);
+  }
+  return c;
+}
+
+void hadamard16(float* m, int64_t rows, int64_t cols, bool k_rows, uint16_t signs) {
+  constexpr int kN = 16;
+  if (k_rows) {  // groups of 16 rows, each butterfly a whole-row operation
+    for (int64_t g = 0; g + kN <= rows; g += kN) {
+      float* p[kN];
+      for (int j = 0; j < kN; ++j) {
+        p[j] = m + (g + j) * cols;
+        if ((signs >> j) & 1u)
+          for (int64_t c = 0; c < cols; ++c) p[j][c] = -p[j][c];
+      }
+      for (int h = 1; h < kN; h *= 2)
+        for (int i = 0; i < kN; i += 2 * h)
+          for (int j = i; j < i + h; ++j)
+            for (int64_t c = 0; c < cols; ++c) {
+              const float a = p[j][c], b = p[j + h][c];
+              p[j][c] = a + b, p[j + h][c] = a - b;
+            }
+      for (int j = 0; j < kN; ++j)
+        for (int64_t c = 0; c < cols; ++c) p[j][c] *= 0.25f;
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g + kN <= cols; g += kN) {
+      float* v = m + r * cols + g;
+      for (int j = 0; j < kN; ++j)
+        if ((signs >> j) & 1u) v[j] = -v[j];
+      for (int h = 1; h < kN; h *= 2)
+        for (int i = 0; i < kN; i += 2 * h)
+          for (int j = i; j < i + h; ++j) {
+            const float a = v[j], b = v[j + h];
+            v[j] = a + b, v[j + h] = a - b;
+          }
+      for (int j = 0; j < kN; ++j) v[j] *= 0.25f;
+    }
+}
+
+}  // namespace mlsb::moe_train::precision
