@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "reports/store.hpp"
+#include "support/case_metrics.hpp"
 #include "support/test_support.hpp"
 #include "workloads/compress/inputs.hpp"
 
@@ -25,9 +26,7 @@ reports::RunData latest(const fs::path& db) {
 }
 
 const reports::SummaryRow* summary(const reports::CaseRecord& c, const std::string& metric) {
-  for (const auto& s : c.summaries)
-    if (s.metric == metric) return &s;
-  return nullptr;
+  return test::find_summary(c, metric);
 }
 
 std::string codec_of(const reports::CaseRecord& c) { return c.params.value("codec", std::string()); }

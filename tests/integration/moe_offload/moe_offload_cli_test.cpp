@@ -10,6 +10,7 @@
 
 #include "reports/model.hpp"
 #include "support/safetensors_writer.hpp"
+#include "support/case_metrics.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb {
@@ -19,21 +20,16 @@ namespace fs = std::filesystem;
 
 using test::shell_quote;
 
-// A metric's median (or its max) over the case's samples; a test failure when the case lacks it.
-double summary_stat(const reports::CaseRecord& c, const std::string& metric, bool max = false) {
-  for (const auto& s : c.summaries)
-    if (s.metric == metric) return max ? s.stats.max : s.stats.median;
-  ADD_FAILURE() << c.params_key << " lacks " << metric;
-  return -1;
+using test::median_of;
+
+// A metric's max over the case's samples; a test failure when the case lacks it.
+double max_of(const reports::CaseRecord& c, const std::string& metric) {
+  const auto* s = test::find_summary(c, metric);
+  if (!s) ADD_FAILURE() << c.params_key << " lacks " << metric;
+  return s ? s->stats.max : -1;
 }
 
-double median(const reports::CaseRecord& c, const std::string& metric) { return summary_stat(c, metric); }
-
-bool has(const reports::CaseRecord& c, const std::string& metric) {
-  for (const auto& s : c.summaries)
-    if (s.metric == metric) return true;
-  return false;
-}
+bool has(const reports::CaseRecord& c, const std::string& metric) { return test::find_summary(c, metric); }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -60,20 +56,20 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
                           "lookups", "h2d_gb", "stall_ms", "replay_ms", "tpot_p50_ms", "tpot_p95_ms",
                           "cache_memory_mb", "roofline_tokens_per_s", "roofline_ratio", "sim_lookups_per_s"})
       EXPECT_TRUE(has(c, m)) << c.params_key << " lacks " << m;
-    EXPECT_GE(median(c, "gap_to_belady_points"), 0) << c.params_key;
-    EXPECT_GE(median(c, "ready_rate"), median(c, "hit_rate"));
-    EXPECT_GT(median(c, "h2d_gb"), 0);
+    EXPECT_GE(median_of(c, "gap_to_belady_points"), 0) << c.params_key;
+    EXPECT_GE(median_of(c, "ready_rate"), median_of(c, "hit_rate"));
+    EXPECT_GT(median_of(c, "h2d_gb"), 0);
     if (policy == "predictive" || policy == "expertflow") {
       EXPECT_TRUE(has(c, "prefetch_precision")) << c.params_key;
       EXPECT_TRUE(has(c, "prefetch_recall")) << c.params_key;
       ASSERT_TRUE(has(c, "oracle_paths_hit_rate")) << c.params_key;
-      EXPECT_LE(median(c, "oracle_paths_hit_rate"), median(c, "belady_hit_rate")) << c.params_key;
-      EXPECT_GT(median(c, "oracle_paths_hit_rate"), 0) << c.params_key;
+      EXPECT_LE(median_of(c, "oracle_paths_hit_rate"), median_of(c, "belady_hit_rate")) << c.params_key;
+      EXPECT_GT(median_of(c, "oracle_paths_hit_rate"), 0) << c.params_key;
     } else {
       EXPECT_FALSE(has(c, "oracle_paths_hit_rate")) << c.params_key << ": only the path-predicting policies have one";
     }
     if (policy == "belady") {
-      EXPECT_EQ(median(c, "gap_to_belady_points"), 0);
+      EXPECT_EQ(median_of(c, "gap_to_belady_points"), 0);
     }
     for (const auto& sm : c.summaries)  // a roofline bounds what the replay reached
       if (sm.metric == "roofline_ratio") {
@@ -83,9 +79,9 @@ TEST(MoeOffloadCli, EveryPolicyVerifiesAndNoneBeatsBelady) {
     if (policy != "expertflow") {
       const std::string scope = c.params["cache_scope"];
       if (lookups.count(scope)) {
-        EXPECT_EQ(median(c, "lookups"), lookups[scope]) << c.params_key;
+        EXPECT_EQ(median_of(c, "lookups"), lookups[scope]) << c.params_key;
       }
-      lookups[scope] = median(c, "lookups");
+      lookups[scope] = median_of(c, "lookups");
     }
   }
 }
@@ -98,12 +94,12 @@ TEST(MoeOffloadCli, PoliciesOfOneScheduleShareTheRooflinesComputeTime) {
   const auto run = run_into(dir, "moe_offload -p layers=4 -p experts=8 -p hidden=32 -p ffn=48 -p sequences=8 "
                                  "-p seq_len=32 -p policy=lru,belady -p link_gbps=1000000 --repetitions 3");
   ASSERT_EQ(run.cases.size(), 2u);
-  const double first_max = summary_stat(run.cases[0], "roofline_tokens_per_s", true);
-  EXPECT_GE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max);
+  const double first_max = max_of(run.cases[0], "roofline_tokens_per_s");
+  EXPECT_GE(median_of(run.cases[1], "roofline_tokens_per_s"), first_max);
   // The same work: above the first's only by the noise of its compute times, which under a loaded ctest -j2 on
   // 2 cores reached 1.5x once (121,418 against 80,767 tokens/s); a roofline without the compute time would be
   // orders of magnitude above at this link.
-  EXPECT_LE(summary_stat(run.cases[1], "roofline_tokens_per_s", false), first_max * 4);
+  EXPECT_LE(median_of(run.cases[1], "roofline_tokens_per_s"), first_max * 4);
 }
 
 TEST(MoeOffloadCli, ReplaysTheTraceMoeTrainRecordedAndRecordsItsSource) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/store.hpp"
+#include "support/case_metrics.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb {
@@ -21,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::shell_quote;
+
 
 // A routing trace file: its header line, then its records.
 struct TraceFile {
@@ -34,12 +36,6 @@ TraceFile read_trace(const fs::path& path) {
   if (std::getline(in, line)) t.header = nlohmann::json::parse(line);
   while (std::getline(in, line)) t.records.push_back(nlohmann::json::parse(line));
   return t;
-}
-
-const reports::SummaryRow* metric_summary(const reports::CaseRecord& c, const std::string& metric) {
-  for (const auto& s : c.summaries)
-    if (s.metric == metric) return &s;
-  return nullptr;
 }
 
 TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
@@ -56,15 +52,15 @@ TEST(MoeTrainCli, EveryRouterAndCapacityModeVerifies) {
     for (const char* m : {"step_ms", "forward_ms", "backward_ms", "optimizer_ms", "tokens_per_s", "model_tflops",
                           "mfu", "peak_tflops", "expert_gemm_tflops", "peak_memory_mb", "load_imbalance",
                           "dropped_fraction", "aux_loss", "z_loss"})
-      EXPECT_NE(metric_summary(c, m), nullptr) << c.params_key << " lacks " << m;
-    const double dropped = metric_summary(c, "dropped_fraction")->stats.median;
+      EXPECT_NE(test::find_summary(c, m), nullptr) << c.params_key << " lacks " << m;
+    const double dropped = test::find_summary(c, "dropped_fraction")->stats.median;
     if (c.params["capacity_factor"].get<double>() == 0) {
       EXPECT_EQ(dropped, 0) << c.params_key;
     }
-    EXPECT_GE(metric_summary(c, "load_imbalance")->stats.median, 1.0);
-    EXPECT_GT(metric_summary(c, "mfu")->stats.median, 0);
-    EXPECT_LE(metric_summary(c, "mfu")->stats.max, 1) << c.params_key;  // a fraction of a measured peak
-    EXPECT_LE(metric_summary(c, "expert_gemm_peak_ratio")->stats.max, 1) << c.params_key;
+    EXPECT_GE(test::find_summary(c, "load_imbalance")->stats.median, 1.0);
+    EXPECT_GT(test::find_summary(c, "mfu")->stats.median, 0);
+    EXPECT_LE(test::find_summary(c, "mfu")->stats.max, 1) << c.params_key;  // a fraction of a measured peak
+    EXPECT_LE(test::find_summary(c, "expert_gemm_peak_ratio")->stats.max, 1) << c.params_key;
   }
 }
 
@@ -137,9 +133,9 @@ TEST(MoeTrainCli, LmLossFallsOnRealTextAndTheTraceAndCurveLand) {
   const auto run = store.load_run(store.list_runs()[0].id);
   const auto& c = run.cases.at(0);
   ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.reason;
-  EXPECT_LT(metric_summary(c, "final_loss")->stats.median, 0.75 * metric_summary(c, "initial_loss")->stats.median);
-  EXPECT_GT(metric_summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
-  EXPECT_EQ(metric_summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
+  EXPECT_LT(test::find_summary(c, "final_loss")->stats.median, 0.75 * test::find_summary(c, "initial_loss")->stats.median);
+  EXPECT_GT(test::find_summary(c, "initial_loss")->stats.median, 4.5) << "starts near ln 256 = 5.55";
+  EXPECT_EQ(test::find_summary(c, "step_ms")->stats.n, 1) << "one sample is the whole run";
   int curve = 0;
   for (const auto& [key, item] : c.items) curve += key.rfind("series/loss/", 0) == 0;
   EXPECT_EQ(curve, 120);
