@@ -1,5 +1,6 @@
 // The HTML report: one self-contained file (inline CSS and SVG, no scripts; a Content-Security-Policy
 // forbids any network fetch), readable offline.
+#include <algorithm>
 #include <map>
 
 #include "reports/detail/case_charts.hpp"
@@ -19,6 +20,39 @@ void series_charts(std::string& out, const CaseRecord& c, const std::string& nam
   for (const SeriesChart& s : collect_series(c)) {
     const std::string caption = s.caption + " of " + name + " (" + std::to_string(s.points.size()) + " points)";
     out += html_figure(caption, line_chart_svg(caption, s.x_label, s.y_label, s.points, s.options));
+  }
+}
+
+// A line series (not columns) that two or more ok cases of the workload store under one name (the loss curves of a
+// precision sweep, and their gaps to the fp32 reference): one chart with a line per case, named by what differs
+// between the cases, the shared reference lines kept (a mark that differs between cases is left to their own charts).
+void series_overlays(std::string& out, const WorkloadGroup& g) {
+  const std::vector<std::string> labels = distinct_labels(g.names);
+  std::map<std::string, std::vector<XySeries>> lines;
+  std::map<std::string, SeriesChart> look;  // the first case's chart of each name: its labels and marks
+  std::map<std::string, bool> same_marks;
+  for (size_t i = 0; i < g.cases.size(); ++i) {
+    if (g.cases[i]->status != CaseStatus::Ok) continue;
+    for (SeriesChart& s : collect_series(*g.cases[i])) {
+      if (s.options.columns) continue;
+      lines[s.name].push_back({labels[i], s.points});
+      const auto [at, first] = look.emplace(s.name, s);
+      bool& same = same_marks.emplace(s.name, true).first->second;
+      if (!first) {
+        const auto& a = at->second.options.marks;
+        same = same && a.size() == s.options.marks.size() &&
+               std::equal(a.begin(), a.end(), s.options.marks.begin(),
+                          [](const RefLine& x, const RefLine& y) { return x.y == y.y && x.label == y.label; });
+      }
+    }
+  }
+  for (auto& [name, series] : lines) {
+    if (series.size() < 2) continue;
+    const SeriesChart& s = look.at(name);
+    XyOptions options = s.options;
+    if (!same_marks.at(name)) options.marks.clear();
+    const std::string caption = s.caption + ", one line per case (" + std::to_string(series.size()) + " cases)";
+    out += html_figure(caption, line_chart_svg(caption, s.x_label, s.y_label, series, options));
   }
 }
 
@@ -111,6 +145,7 @@ std::string render_html(const RunData& data) {
     breakdown_charts(out, g);
     metric_charts(out, g);
     agents_side_by_side(out, g);
+    series_overlays(out, g);
     for (size_t c = 0; c < g.cases.size(); ++c) series_charts(out, *g.cases[c], g.names[c]);
     out += "<h3>Cases</h3>\n" + html_table(cases_table(g), "cases");
     if (const std::string note = throttle_note(g); !note.empty()) out += "<p>" + html_escape(note) + "</p>\n";

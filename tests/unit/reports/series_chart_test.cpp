@@ -160,6 +160,38 @@ TEST(SeriesItems, HtmlReportPlotsACaseCurve) {
   EXPECT_THAT(html, testing::HasSubstr("class=\"line\""));
 }
 
+// A line series that several cases store (a precision sweep's loss curves and gaps) is also drawn on one chart with
+// a line per case; marks the cases share stay, one that differs goes; columns and series of one case are not.
+TEST(SeriesItems, HtmlReportOverlaysASeriesTheCasesShare) {
+  RunData d;
+  d.run.uuid = "u";
+  for (const std::string p : {"fp32", "fp8-current", "nvfp4"}) {
+    d.cases.push_back(test::make_case("moe_train.lm", {{"precision", p}}, {{"step_ms", {1.0}}}));
+    auto& items = d.cases.back().items;
+    for (int i = 0; i < 3; ++i) items.push_back({"series/loss/" + std::to_string(i), {{"x", i}, {"y", 3.0 - i}}});
+    items.push_back({"chart/loss", {{"caption", "training loss"}, {"marks", {{{"y", 1.5 + p.size()}, {"label", "eval"}}}}}});
+    items.push_back({"series/expert_load/0", {{"x", 0}, {"y", 4}}});
+    items.push_back({"chart/expert_load", {{"kind", "columns"}}});
+    if (p == "fp32") continue;
+    for (int i = 0; i < 3; ++i) items.push_back({"series/loss_gap/" + std::to_string(i), {{"x", i}, {"y", 0.01 * i}}});
+    items.push_back({"chart/loss_gap", {{"caption", "loss gap"}, {"marks", {{{"y", 0}, {"label", "fp32"}}}}}});
+  }
+  const std::string html = render(d, Format::Html);
+  const std::string loss = "<figcaption>training loss, one line per case (3 cases)</figcaption>";
+  const std::string gap = "<figcaption>loss gap, one line per case (2 cases)</figcaption>";
+  ASSERT_THAT(html, testing::HasSubstr(loss));
+  ASSERT_THAT(html, testing::HasSubstr(gap));
+  EXPECT_THAT(html, testing::Not(testing::HasSubstr("expert_load, one line per case")));
+  const auto svg_of = [&](const std::string& caption) {
+    const size_t at = html.find(caption);
+    return html.substr(at, html.find("</svg>", at) - at);
+  };
+  EXPECT_THAT(svg_of(loss), testing::HasSubstr(">precision=nvfp4</text>"));  // the legend
+  EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s2\""));
+  EXPECT_THAT(svg_of(loss), testing::Not(testing::HasSubstr("eval")));       // each case's own eval loss differs
+  EXPECT_THAT(svg_of(gap), testing::HasSubstr("fp32"));                      // the shared zero line stays
+}
+
 // A swept numeric axis gets one line chart per metric with a line per combination of the other axes (a line
 // per codec); an axis spanning 64x or more is log-log, and then the bandwidths (GB/s) are drawn against it
 // too, as nccl-tests prints them; two values are no sweep.
