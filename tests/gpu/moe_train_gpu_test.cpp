@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/random_values.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/formats/small_floats.hpp"
 #include "support/close.hpp"
@@ -45,13 +46,7 @@ namespace math = gpu::math;
     if (!cuda::cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;       \
   } while (0)
 
-std::vector<float> normal(size_t n, uint64_t seed, float stddev = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, stddev);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test::normal_floats;
 
 math::RouteShape shape_of(const MoeConfig& c) {
   math::RouteShape s;
@@ -73,11 +68,11 @@ std::vector<MoeConfig> router_configs() {
   return v;
 }
 
-std::vector<float> expert_bias(int64_t experts) { return normal(static_cast<size_t>(experts), 99, 0.1f); }
+std::vector<float> expert_bias(int64_t experts) { return normal_floats(static_cast<size_t>(experts), 99, 0.1f); }
 
 /// dweight as backward would produce it: random, 0 on every third slot (as if dropped).
 std::vector<float> some_dweight(int64_t n) {
-  auto dw = normal(static_cast<size_t>(n), 17);
+  auto dw = normal_floats(static_cast<size_t>(n), 17);
   for (int64_t s = 0; s < n; s += 3) dw[s] = 0;
   return dw;
 }
@@ -98,7 +93,7 @@ TEST(MoeTrainGpuMath, RouteTokenMatchesTheCpuRouter) {
   for (const MoeConfig& c : router_configs()) {
     SCOPED_TRACE(std::string(to_string(c.router)) + " groups=" + std::to_string(c.groups));
     const int64_t E = c.experts, k = c.topk;
-    const auto logits = normal(T * E, 3);
+    const auto logits = normal_floats(T * E, 3);
     const auto bias = expert_bias(E);
     const float* b = c.router == RouterKind::Sigmoid ? bias.data() : nullptr;
     const Routing<float> r = route(logits.data(), T, c, b);
@@ -125,7 +120,7 @@ TEST(MoeTrainGpuMath, TokenDlogitsMatchTheCpuRouterBackward) {
   for (const MoeConfig& c : router_configs()) {
     SCOPED_TRACE(std::string(to_string(c.router)) + " groups=" + std::to_string(c.groups));
     const int64_t E = c.experts, k = c.topk;
-    const auto logits = normal(T * E, 4);
+    const auto logits = normal_floats(T * E, 4);
     const auto bias = expert_bias(E);
     const Routing<float> r = route(logits.data(), T, c, c.router == RouterKind::Sigmoid ? bias.data() : nullptr);
     const auto dw = some_dweight(T * k);
@@ -152,7 +147,7 @@ TEST(MoeTrainGpuMath, ASigmoidRouterWhoseScoresAllUnderflowMatchesTheCpuRouter) 
     if (c.router != RouterKind::Sigmoid) continue;
     SCOPED_TRACE("groups=" + std::to_string(c.groups));
     const int64_t T = 4, E = c.experts, k = c.topk;
-    auto logits = normal(T * E, 5);
+    auto logits = normal_floats(T * E, 5);
     for (float& l : logits) l = -95.0f + l;
     const auto bias = expert_bias(E);
     const Routing<float> r = route(logits.data(), T, c, bias.data());
@@ -191,7 +186,7 @@ TEST(MoeTrainGpuMath, ASigmoidRouterWhoseScoresAllUnderflowMatchesTheCpuRouter) 
 TEST(MoeTrainGpuMath, AdamWElementMatchesAdamW) {
   AdamWConfig opt;
   opt.lr = 1e-2, opt.weight_decay = 0.1;
-  auto p = normal(1000, 1), g = normal(1000, 2);
+  auto p = normal_floats(1000, 1), g = normal_floats(1000, 2);
   std::vector<float> cpu = p, m(p.size()), v(p.size());
   AdamW<float> adam(opt);
   adam.add(cpu, g);
@@ -279,7 +274,7 @@ TEST(MoeTrainGpuKernels, RoutingMatchesTheCpuRouter) {
   for (const MoeConfig& c : router_configs()) {
     SCOPED_TRACE(std::string(to_string(c.router)) + " groups=" + std::to_string(c.groups));
     const int64_t E = c.experts, k = c.topk;
-    const auto logits = normal(T * E, 5);
+    const auto logits = normal_floats(T * E, 5);
     const auto bias = expert_bias(E);
     const bool sigmoid = c.router == RouterKind::Sigmoid;
     const Routing<float> r = route(logits.data(), T, c, sigmoid ? bias.data() : nullptr);
@@ -331,7 +326,7 @@ TEST(MoeTrainGpuKernels, AdamWMatchesTheCpuOptimizer) {
   AdamWConfig opt;
   opt.lr = 1e-2, opt.weight_decay = 0.1;
   const size_t n = 1003;  // not a multiple of 4: the tail path too
-  const auto p0 = normal(n, 1), g = normal(n, 2);
+  const auto p0 = normal_floats(n, 1), g = normal_floats(n, 2);
   std::vector<float> cpu = p0;
   AdamW<float> adam(opt);
   adam.add(cpu, g);
@@ -393,7 +388,7 @@ TEST_P(MoeTrainGpuLayerVariants, StepMatchesTheCpuLayer) {
   MoeLayer<float> cpu(c, nullptr, 1);
   cpu.init(seed);
   round_params(cpu.params());
-  const auto x = normal(T * h, 5), dy = normal(T * h, 6);
+  const auto x = normal_floats(T * h, 5), dy = normal_floats(T * h, 6);
   const auto xr = rounded(x), dyr = rounded(dy);
   AdamWConfig opt;
   opt.lr = 0;  // the weights stay, so a second step checks the expert-bias update alone
@@ -474,7 +469,7 @@ TEST(MoeTrainGpuLayer, OptimizerStepMovesTheLayerAsTheCpuDoes) {
   MoeLayer<float> cpu(c, nullptr, 1);
   cpu.init(seed);
   round_params(cpu.params());
-  const auto x = rounded(normal(T * h, 7)), dy = rounded(normal(T * h, 8));
+  const auto x = rounded(normal_floats(T * h, 7)), dy = rounded(normal_floats(T * h, 8));
   std::vector<float> y1(T * h), y2(T * h), dx(T * h);
   cpu.forward(x.data(), T, y1.data());
   cpu.zero_grad();

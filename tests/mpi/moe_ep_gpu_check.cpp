@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/random_values.hpp"
 #include "backends/comm/communicator.hpp"
 #include "support/close.hpp"
 #include "support/gpu_world.hpp"
@@ -30,13 +31,7 @@ namespace {
 
 constexpr double kTol = 2e-2;  // relative L2 error of bf16 outputs and gradients
 
-std::vector<float> normal(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using mlsb::test::normal_floats;
 
 // "" when the GPU layer (its rows on `comm`) matches the CPU oracle (on comm's host side) on this rank, else
 // the first difference.
@@ -48,7 +43,7 @@ std::string check(const MoeConfig& c, mlsb::comm::Communicator& comm, const EpOp
   auto& p = cpu.params();
   for (auto* v : {&p.router, &p.experts.w13, &p.experts.w2, &p.shared.w13, &p.shared.w2})
     for (auto& x : *v) x = round_bf16(x);
-  const auto x = normal(T * h, 5 + comm.rank()), dy = normal(T * h, 50 + comm.rank());
+  const auto x = normal_floats(T * h, 5 + comm.rank()), dy = normal_floats(T * h, 50 + comm.rank());
   const auto xr = rounded(x), dyr = rounded(dy);
   AdamWConfig opt;
   opt.lr = 0;

@@ -5,24 +5,19 @@
 #include <cmath>
 #include <random>
 
+#include "support/random_values.hpp"
 #include "workloads/moe_train/dispatch.hpp"
 #include "workloads/moe_train/flops.hpp"
 
 namespace mlsb::moe_train {
 namespace {
 
-std::vector<float> random_logits(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd;
-  std::vector<float> v(n);
-  for (auto& x : v) x = nd(rng);
-  return v;
-}
+using test::normal_floats;
 
 TEST(Routing, TopkSoftmaxPicksTheLargestLogitsAndWeightsSumToOne) {
   MoeConfig c;
   c.experts = 8, c.topk = 2;
-  const auto logits = random_logits(100 * 8, 1);
+  const auto logits = normal_floats(100 * 8, 1);
   const auto r = route(logits.data(), 100, c, nullptr);
   for (int64_t t = 0; t < 100; ++t) {
     std::vector<int> order(8);
@@ -72,7 +67,7 @@ TEST(Routing, GroupLimitedChoosesOnlyFromTheBestGroups) {
 TEST(Routing, AuxAndZLossMatchTheirFormulas) {
   MoeConfig c;
   c.experts = 4, c.topk = 2, c.aux_coef = 0.01, c.z_coef = 0.001;
-  const auto logits = random_logits(50 * 4, 2);
+  const auto logits = normal_floats(50 * 4, 2);
   const auto r = route(logits.data(), 50, c, nullptr);
   double aux = 0, z = 0;
   for (int i = 0; i < 4; ++i) {
@@ -97,7 +92,7 @@ TEST(Dispatch, CountsAndDropsMatchBruteForce) {
       MoeConfig c;
       c.experts = 8, c.topk = 2, c.capacity_factor = cf, c.drop = policy;
       const int64_t T = 301;
-      auto logits = random_logits(T * 8, 4);
+      auto logits = normal_floats(T * 8, 4);
       for (int64_t t = 0; t < T; ++t) logits[t * 8 + 3] += 1.5f;  // expert 3 is popular
       const auto r = route(logits.data(), T, c, nullptr);
       const auto p = plan_dispatch(r, c);

@@ -141,26 +141,65 @@ RowKernel row_kernel(Element e, bool sr) {
   }
 }
 
+// One row rounded to bf16 and back, counting underflow and overflow to Inf: the portable loop, and the AVX2 one
+// (f32_to_bf16's integer rounding on eight lanes).
+void bf16_row(const float* x, int64_t n, float* out, QuantCounts& c) {
+  int64_t under = 0, sat = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = x[i], q = formats::bf16_to_f32(formats::f32_to_bf16(xi));
+    const bool finite = (formats::f2u(xi) & 0x7FFFFFFFu) < 0x7F800000u;
+    under += finite && xi != 0 && q == 0;
+    sat += finite && !((formats::f2u(q) & 0x7FFFFFFFu) < 0x7F800000u);
+    out[i] = q;
+  }
+  c.underflow += under, c.saturated += sat;
+}
+
+#ifdef MLSB_SIMD_X86
+MLSB_TARGET_AVX2 void bf16_row_avx2(const float* x, int64_t n, float* out, QuantCounts& c) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+  const __m256i low = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x00400000);
+  const __m256i keep = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  const __m256 zero = _mm256_setzero_ps();
+  int64_t under = 0, sat = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i xb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i abs = _mm256_and_si256(xb, abs_mask);
+    const __m256i nan = _mm256_cmpgt_epi32(abs, inf);
+    const __m256i rounded =
+        _mm256_add_epi32(xb, _mm256_add_epi32(low, _mm256_and_si256(_mm256_srli_epi32(xb, 16), one)));
+    const __m256i qb = _mm256_and_si256(_mm256_blendv_epi8(rounded, _mm256_or_si256(xb, quiet), nan), keep);
+    const __m256 q = _mm256_castsi256_ps(qb);
+    _mm256_storeu_ps(out + i, q);
+    const __m256i finite = _mm256_cmpgt_epi32(inf, abs);
+    const __m256i q_finite = _mm256_cmpgt_epi32(inf, _mm256_and_si256(qb, abs_mask));
+    const __m256 nonzero = _mm256_cmp_ps(_mm256_castsi256_ps(xb), zero, _CMP_NEQ_UQ);
+    const __m256 q_zero = _mm256_cmp_ps(q, zero, _CMP_EQ_OQ);
+    under += __builtin_popcount(
+        _mm256_movemask_ps(_mm256_and_ps(_mm256_and_ps(_mm256_castsi256_ps(finite), nonzero), q_zero)));
+    sat += __builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_andnot_si256(q_finite, finite))));
+  }
+  c.underflow += under, c.saturated += sat;
+  if (i < n) bf16_row(x + i, n - i, out + i, c);
+}
+#endif
+
 QuantCounts copy_or_bf16(const OperandFormat& f, const Operand& m, float* dst) {
   QuantCounts c;
   c.values = m.rows * m.cols;
   c.bytes = static_cast<double>(c.values) * (f.scaling == Scaling::Bf16 ? 2 : 4);
+  auto row = bf16_row;
+#ifdef MLSB_SIMD_X86
+  if (simd_level() >= Simd::avx2) row = bf16_row_avx2;
+#endif
   for (int64_t r = 0; r < m.rows; ++r) {
     const float* x = m.data + r * m.ld;
     float* out = dst + r * m.cols;
     if (f.scaling == Scaling::None) {
       if (out != x) std::memmove(out, x, static_cast<size_t>(m.cols) * sizeof(float));
-      continue;
+    } else {
+      row(x, m.cols, out, c);
     }
-    int64_t under = 0, sat = 0;
-    for (int64_t i = 0; i < m.cols; ++i) {
-      const float xi = x[i], q = formats::bf16_to_f32(formats::f32_to_bf16(xi));
-      const bool finite = (formats::f2u(xi) & 0x7FFFFFFFu) < 0x7F800000u;
-      under += finite && xi != 0 && q == 0;
-      sat += finite && !((formats::f2u(q) & 0x7FFFFFFFu) < 0x7F800000u);
-      out[i] = q;
-    }
-    c.underflow += under, c.saturated += sat;
   }
   return c;
 }
