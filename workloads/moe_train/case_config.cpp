@@ -46,6 +46,7 @@ precision::PrecisionConfig precision_config(const State& state) {
   c.accumulate = precision::parse_accumulate(state.get_string("accumulate"));
   c.amax_history = static_cast<int>(state.get_int("amax_history"));
   c.bf16_blocks = state.get_int("bf16_blocks");
+  c.activation_storage = precision::parse_activation_storage(state.get_string("activation_storage"));
   c.seed = state.seed();
   return c;
 }

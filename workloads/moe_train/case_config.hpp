@@ -20,8 +20,7 @@ MoeConfig layer_config(const State& state, int ranks);
 /// The case's communicator for the CPU layer's exchange, which passes host memory: skips the case
 /// (State::skip) when the communicator needs device buffers (--comm nccl, which the cuda backend takes).
 comm::Communicator& cpu_comm(State& state);
-/// The recipe from the precision, accumulate and amax_history axes (family.hpp's precision_axes), seeded by the
-/// case's seed.
+/// The recipe from the precision axes (family.hpp's precision_axes), seeded by the case's seed.
 precision::PrecisionConfig precision_config(const State& state);
 /// AdamW settings from the lr axis (betas 0.9/0.95, eps 1e-8, weight decay 0.1).
 AdamWConfig optimizer_config(const State& state);

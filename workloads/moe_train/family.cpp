@@ -55,6 +55,10 @@ std::vector<Axis> precision_axes() {
                    "precision", narrow),
       applies_when(int_axis("amax_history", {1024}, "fp8-delayed: steps of amax history per tensor", 1, 1 << 20),
                    "precision", {"fp8-delayed"}),
+      string_axis("activation_storage", {"full"},
+                  "activations saved for backward, stored as AGoQ does: full (fp32), int8 or int4 with an fp32 scale "
+                  "per 32 elements of a row (precision/activation_store.hpp)",
+                  precision::activation_storage_names()),
       applies_when(int_axis("bf16_blocks", {-1},
                             "the last blocks whose linear layers stay in bf16 (-1: the recipe's own: nvfp4 keeps 15% of "
                             "the blocks, rounded down; the others none)",
@@ -135,6 +139,10 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
        "per step, what the recipe's formats store of the activations its quantised GEMMs read (elements and scales)"},
       {"weight_mb", "MB", Better::Lower, "the same for the weights"},
       {"gradient_mb", "MB", Better::Lower, "the same for the output gradients"},
+      {"saved_activation_mb", "MB", Better::Lower,
+       "per step, the activations saved for backward as stored (quantised ones at their width with their scales, the "
+       "others at fp32)"},
+      {"saved_activation_ratio", "ratio", Better::Lower, "saved_activation_mb over the same activations at fp32"},
       {"reference_step_ms", "ms", Better::Lower, "the fp32 reference's step in the same case (its lockstep twin)"},
       {"emulation_overhead", "ratio", Better::Lower,
        "step_ms / reference_step_ms: what emulating the recipe's quantisation on the CPU costs (checks left out)"},

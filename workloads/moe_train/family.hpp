@@ -19,7 +19,7 @@ namespace mlsb::moe_train {
 /// The axes of one MoE layer's shape and routing: preset, scale, the custom shape (hidden, ffn, experts,
 /// topk, shared experts), router, groups, capacity and drop policy, loss coefficients, bias rate.
 std::vector<Axis> layer_shape_axes();
-/// precision (the recipe), accumulate and amax_history: method axes, so the cases of a precision sweep see the
+/// precision (the recipe), accumulate, amax_history, bf16_blocks and activation_storage: method axes, so the cases of a precision sweep see the
 /// same data, initial weights and routing seed.
 std::vector<Axis> precision_axes();
 /// threads and lr: what both benchmarks train with.

@@ -86,7 +86,8 @@ class LayerBench final : public Workload {
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
                                 "objective", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err", "input_underflow",
                                 "weight_underflow", "grad_underflow", "saturated_fraction", "activation_mb",
-                                "weight_mb", "gradient_mb", "reference_step_ms", "emulation_overhead"});
+                                "weight_mb", "gradient_mb", "saved_activation_mb", "saved_activation_ratio",
+                                "reference_step_ms", "emulation_overhead"});
     w.primary_metric = "step_ms";
     w.examples = {
         "run moe_train.layer -p experts=8,16,32,64",
@@ -182,7 +183,9 @@ class LayerBench final : public Workload {
     using precision::Site;
     layer_->set_precision({precision_->site(0, Site::ExpertFc1), precision_->site(0, Site::ExpertFc2)},
                           {precision_->site(0, Site::SharedFc1), precision_->site(0, Site::SharedFc2)});
-    if (!precision_->sites().empty()) {  // the fp32 twin, stepped beside it: the reference of its step time
+    store_.emplace(precision_->config().activation_storage);
+    // The fp32 twin of a recipe or a quantised storage, stepped beside it: the reference of its step time.
+    if (!precision_->sites().empty() || store_->storage() != precision::ActivationStorage::Full) {
       ref_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);
       ref_->init(state.seed());
       ref_optim_ = trained_by_adamw(state, *ref_);
@@ -245,7 +248,11 @@ class LayerBench final : public Workload {
       state.record("reference_step_ms", ref_step * 1e3);
       state.record("emulation_overhead", step / ref_step);
     }
-    if (precision_) record_precision(state, *precision_, steps_);
+    if (precision_) {
+      record_precision(state, *precision_, steps_);
+      state.record("saved_activation_mb", store_->stored_bytes() / static_cast<double>(steps_) / 1e6);
+      state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
+    }
   }
 
   void verify(State& state) override {
@@ -306,12 +313,15 @@ class LayerBench final : public Workload {
   }
 
   // One step of `layer` (forward, backward, AdamW when the case has it); seconds of each, less the recipe's checks.
-  void step_layer(MoeLayer<float>& layer, AdamW<float>& optim, StepNumbers& n) {
+  // With `store`, the activations the forward saved are stored as it says (the input x is the caller's, not counted).
+  void step_layer(MoeLayer<float>& layer, AdamW<float>& optim, StepNumbers& n,
+                  precision::ActivationStore* store = nullptr) {
     layer.zero_grad();
     layer.times() = {};
     double checks = precision_->check_seconds();
     auto t0 = Clock::now();
     layer.forward(x_.data(), tokens_, y_.data());
+    if (store) layer.store_activations(*store);
     n.forward_s = seconds_since(t0) - (precision_->check_seconds() - checks);
     checks = precision_->check_seconds();
     t0 = Clock::now();
@@ -333,7 +343,7 @@ class LayerBench final : public Workload {
       ref_step_s_ = r.forward_s + r.backward_s + r.optimizer_s;
     }
     precision_->begin_step(true);
-    step_layer(*layer_, *optim_, n);
+    step_layer(*layer_, *optim_, n, &*store_);
     precision_->end_step();
     n.objective = std::inner_product(y_.begin(), y_.end(), dy_.begin(), 0.0) + layer_->aux_loss() + layer_->z_loss();
     n.aux = layer_->aux_loss(), n.z = layer_->z_loss();
@@ -378,6 +388,7 @@ class LayerBench final : public Workload {
   std::unique_ptr<MoeLayer<float>> layer_;
   std::unique_ptr<AdamW<float>> optim_;
   std::optional<precision::Precision> precision_;     // the recipe's sites (none for fp32)
+  std::optional<precision::ActivationStore> store_;   // what the layer saves for backward, all steps
   std::unique_ptr<MoeLayer<float>> ref_;              // a recipe's fp32 twin
   std::unique_ptr<AdamW<float>> ref_optim_;
   double ref_step_s_ = 0;

@@ -67,8 +67,8 @@ class LmBench final : public Workload {
                                 "initial_loss", "final_loss", "eval_loss", "loss_gap", "loss_gap_max",
                                 "loss_gap_rel", "eval_loss_gap", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err",
                                 "input_underflow", "weight_underflow", "grad_underflow", "saturated_fraction",
-                                "activation_mb", "weight_mb", "gradient_mb", "reference_step_ms",
-                                "emulation_overhead"});
+                                "activation_mb", "weight_mb", "gradient_mb", "saved_activation_mb",
+                                "saved_activation_ratio", "reference_step_ms", "emulation_overhead"});
     w.metrics[0].help = "mean training step: forward + backward + AdamW";
     for (auto& m : w.metrics)
       if (m.name == "aux_loss" || m.name == "z_loss") m.help += ": the last step's, all layers";
@@ -99,9 +99,11 @@ class LmBench final : public Workload {
       lm_.emplace(cfg_, threads_);
       precision_.emplace(precision_config(state), cfg_.layers);
       lm_->set_precision(*precision_);
-      // Every recipe but fp32 trains beside an fp32 twin of the same data, weights and seed: the reference of
-      // its loss gap and of its step time.
-      if (!precision_->sites().empty()) ref_.emplace(cfg_, threads_);
+      store_.emplace(precision_->config().activation_storage);
+      // Every recipe but fp32 (and every quantised activation storage) trains beside an fp32 twin of the same data,
+      // weights and seed: the reference of its loss gap and of its step time.
+      if (!precision_->sites().empty() || store_->storage() != precision::ActivationStorage::Full)
+        ref_.emplace(cfg_, threads_);
     } catch (const std::invalid_argument& e) {
       state.skip(e.what());
     }
@@ -148,6 +150,7 @@ class LmBench final : public Workload {
       double checks = precision_->check_seconds();
       auto t0 = Clock::now();
       const double loss = lm_->forward(batch.data(), batch_);
+      lm_->store_activations(*store_);
       fwd_s += seconds_since(t0) - (precision_->check_seconds() - checks);
       if (!std::isfinite(loss))
         state.fail("the loss diverged at step " + std::to_string(step) + " (" + std::to_string(loss) +
@@ -229,6 +232,8 @@ class LmBench final : public Workload {
     state.record("eval_loss", eval);
     if (ref_) record_gaps(state, eval, step_s, ref_s / n);
     record_precision(state, *precision_, steps_);
+    state.record("saved_activation_mb", store_->stored_bytes() / n / 1e6);
+    state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
     state.add_item("chart/loss", {{"caption", "training loss (nats/byte)"},
                                   {"x_label", "step"},
                                   {"y_label", "loss (nats/byte)"},
@@ -307,6 +312,7 @@ class LmBench final : public Workload {
   size_t split_ = 0;
   std::optional<MoeLm<float>> lm_;
   std::optional<precision::Precision> precision_;  // before ref_: the model holds its sites
+  std::optional<precision::ActivationStore> store_;  // what the model saves for backward, all steps
   std::optional<MoeLm<float>> ref_;                // the fp32 twin of a recipe's case
   std::vector<double> gaps_, ref_losses_;          // per step: loss - the twin's loss, the twin's loss
   std::optional<RoutingTraceWriter> trace_;

@@ -281,6 +281,24 @@ void MoeLayer<T>::backward(const T* dy, T* dx) {
 }
 
 template <typename T>
+void MoeLayer<T>::store_activations(precision::ActivationStore& store) {
+  if constexpr (std::is_same_v<T, float>) {
+    const int64_t h = c_.hidden;
+    auto rows_of = [&](std::vector<T>& v, int64_t cols) {
+      store.quantised(v.data(), static_cast<int64_t>(v.size()) / cols, cols);
+    };
+    rows_of(ranks_ == 1 ? xp_ : xe_, h);
+    rows_of(yp_, h);
+    for (auto [cache, f] : {std::pair{&cache_, c_.ffn}, std::pair{&shared_cache_, c_.shared_inner()}}) {
+      if (cache->a.empty()) continue;
+      rows_of(cache->h13, 2 * f);
+      rows_of(cache->a, f);
+    }
+    store.kept(static_cast<int64_t>(logits_.size()));
+  }
+}
+
+template <typename T>
 void MoeLayer<T>::update_bias() {
   if (c_.router != RouterKind::Sigmoid || c_.bias_rate == 0) return;
   std::vector<int64_t> load = routing_.load;

@@ -14,6 +14,7 @@
 #include "workloads/moe_train/ep_exchange.hpp"
 #include "workloads/moe_train/experts.hpp"
 #include "workloads/moe_train/overlap.hpp"
+#include "workloads/moe_train/precision/activation_store.hpp"
 #include "workloads/moe_train/router.hpp"
 
 namespace mlsb::comm { class Communicator; }
@@ -71,6 +72,10 @@ class MoeLayer {
   /// The routed and the shared experts' GEMMs under a low-precision recipe (precision/); default: fp32. The
   /// router GEMM stays in full precision (precision/recipe.hpp says why).
   void set_precision(const ExpertSites& routed, const ExpertSites& shared) { routed_sites_ = routed, shared_sites_ = shared; }
+  /// After forward: the activations backward reads (the experts' inputs, fc1 outputs and SwiGLU outputs, routed and
+  /// shared, and the routed experts' outputs) stored as `store` says; the router logits are counted at fp32. The
+  /// layer's input (the caller's) is the caller's to store.
+  void store_activations(precision::ActivationStore& store);
 
   const MoeConfig& config() const { return c_; }
   MoeParams<T>& params() { return p_; }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 
 #include "backends/cpu/gemm.hpp"
 #include "harness/workload.hpp"
@@ -79,6 +80,20 @@ void MoeLm<T>::set_precision(const precision::Precision& p) {
     b.sites = {p.site(at, Site::AttnQkv), p.site(at, Site::AttnProj)};
     b.moe->set_precision({p.site(at, Site::ExpertFc1), p.site(at, Site::ExpertFc2)},
                          {p.site(at, Site::SharedFc1), p.site(at, Site::SharedFc2)});
+  }
+}
+
+template <typename T>
+void MoeLm<T>::store_activations(precision::ActivationStore& store) {
+  if constexpr (std::is_same_v<T, float>) {
+    const int64_t D = cfg_.moe.hidden, N = batch_ * cfg_.seq;
+    for (auto& b : blocks_) {
+      for (std::vector<T>* v : {&b.x_in, &b.a, &b.x_mid, &b.m, &b.cache.ctx}) store.quantised(v->data(), N, D);
+      store.quantised(b.cache.qkv.data(), N, 3 * D);
+      store.kept(static_cast<int64_t>(b.cache.probs.size()));
+      b.moe->store_activations(store);
+    }
+    store.kept(static_cast<int64_t>(x_out_.size() + f_.size() + probs_.size()));
   }
 }
 

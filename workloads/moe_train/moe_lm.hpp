@@ -36,6 +36,12 @@ class MoeLm {
   /// Runs the linear layers' GEMMs (attention projections, routed and shared experts) through `p`'s sites,
   /// which must outlive the model; `p` has one block per layer (else std::invalid_argument naming precision).
   void set_precision(const precision::Precision& p);
+  /// After forward, before backward: the activations backward reads stored as `store` says (AGoQ's storage):
+  /// each block's residual input, its two RMSNorm outputs (the attention's and the MoE layer's inputs), the residual
+  /// after attention, q|k|v and the attention context, and the MoE layer's (MoeLayer::store_activations). Counted at
+  /// fp32 whatever the storage: the attention probabilities, the router logits, and the final norm's input and
+  /// output and the output probabilities (the head stays in full precision).
+  void store_activations(precision::ActivationStore& store);
   /// Every parameter with its gradient, named ("block0.attn.wqkv", ...).
   std::vector<std::pair<std::string, std::pair<std::span<T>, std::span<T>>>> parameters();
   MoeLayer<T>& moe(int64_t layer) { return *blocks_[layer].moe; }

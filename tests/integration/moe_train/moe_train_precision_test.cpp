@@ -90,9 +90,30 @@ TEST(MoeTrainPrecision, TheLayerRunsTheAccumulatorModels) {
   EXPECT_GE(wgrad["promoted"], 0.9 * wgrad["fp32"]);
 }
 
+TEST(MoeTrainPrecision, QuantisedActivationStorageStoresLessBesideTheTwin) {
+  test::TempDir dir;
+  const auto r = test::run_cli(dir / "r.db", "run moe_train.lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=16 -p batch=4 "
+                                             "-p steps=12 -p activation_storage=full,int8,int4");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 3u);
+  std::map<std::string, double> ratio, mb;
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
+    const std::string s = c.params.value("activation_storage", "");
+    ratio[s] = test::median_of(c, "saved_activation_ratio"), mb[s] = test::median_of(c, "saved_activation_mb");
+    EXPECT_EQ(find_summary(c, "loss_gap") != nullptr, s != "full") << s << ": the twin trains beside a quantised store";
+  }
+  EXPECT_EQ(ratio["full"], 1.0);
+  EXPECT_LT(ratio["int4"], ratio["int8"]);
+  EXPECT_LT(ratio["int8"], 0.6);
+  EXPECT_NEAR(mb["int8"], mb["full"] * ratio["int8"], 1e-6 * mb["full"]);
+}
+
 TEST(MoeTrainPrecision, BadRecipeInputIsAnErrorNamingTheAxis) {
   test::TempDir dir;
-  for (const std::string bad : {"precision=fp6", "accumulate=fp22", "amax_history=0", "bf16_blocks=-2"}) {
+  for (const std::string bad :
+       {"precision=fp6", "accumulate=fp22", "amax_history=0", "bf16_blocks=-2", "activation_storage=int2"}) {
     const auto o = test::run_cli(dir / "o.db", "run moe_train.lm -p " + bad);
     EXPECT_EQ(o.exit_code, 2) << bad;
     EXPECT_THAT(o.err, testing::HasSubstr(bad.substr(0, bad.find('=')))) << bad;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "support/random_values.hpp"
@@ -314,6 +315,45 @@ TEST(PrecisionRecipes, NamesAndErrorsNameTheAxis) {
   EXPECT_EQ(Precision(PrecisionConfig{}, 2).site(0, Site::ExpertFc1), nullptr);
 }
 
+// AGoQ's storage: symmetric integers per 32 elements of a row; the decoded value is within half a step of the input,
+// zeros and non-finite values stay, and the bytes are the elements at their width plus a scale per block.
+TEST(PrecisionActivationStore, IntegerBlocksRoundTripWithinHalfAStep) {
+  for (const auto& [storage, qmax, bits] : {std::tuple{ActivationStorage::Int8, 127.0f, 8},
+                                           std::tuple{ActivationStorage::Int4, 7.0f, 4}}) {
+    auto x = normal_floats(3 * 70, 41);  // rows of 70: blocks of 32, 32 and 6
+    std::fill(x.begin() + 70, x.begin() + 102, 0.0f);  // an all-zero block
+    x[150] = NAN;
+    const auto before = x;
+    ActivationStore store(storage);
+    store.quantised(x.data(), 3, 70);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t b = 0; b < 70; b += 32) {
+        float amax = 0;
+        for (int64_t i = b; i < std::min<int64_t>(70, b + 32); ++i)
+          if (std::isfinite(before[r * 70 + i])) amax = std::max(amax, std::fabs(before[r * 70 + i]));
+        for (int64_t i = b; i < std::min<int64_t>(70, b + 32); ++i) {
+          const size_t at = static_cast<size_t>(r * 70 + i);
+          if (!std::isfinite(before[at])) {
+            EXPECT_TRUE(std::isnan(x[at]));
+            continue;
+          }
+          EXPECT_LE(std::fabs(x[at] - before[at]), amax / qmax / 2 * 1.0001f) << at;
+        }
+      }
+    for (int i = 70; i < 102; ++i) EXPECT_EQ(x[i], 0.0f);
+    EXPECT_EQ(store.full_bytes(), 4.0 * 210);
+    EXPECT_EQ(store.stored_bytes(), 210.0 * bits / 8 + 4 * 9 + 4 /* the NaN at full width */);
+  }
+  ActivationStore full(ActivationStorage::Full);
+  auto y = normal_floats(64, 42);
+  const auto same = y;
+  full.quantised(y.data(), 2, 32);
+  full.kept(10);
+  EXPECT_EQ(y, same);
+  EXPECT_EQ(full.stored_bytes(), full.full_bytes());
+  EXPECT_THROW(parse_activation_storage("int2"), std::invalid_argument);
+}
+
 // precision=fp32 is today's model: the same losses bit for bit as a model without a recipe.
 TEST(PrecisionLm, Fp32IsTheUnquantisedModelBitForBit) {
   LmConfig c;
@@ -339,6 +379,18 @@ TEST(PrecisionLm, Fp32IsTheUnquantisedModelBitForBit) {
     ASSERT_TRUE(std::equal(ga.begin(), ga.end(), gb.begin())) << plain.parameters()[i].first;
   }
   EXPECT_THROW(MoeLm<float>(LmConfig{.layers = 3, .moe = c.moe}, 1).set_precision(current), std::invalid_argument);
+  // Storing the saved activations at full width changes nothing; int4 changes the gradients.
+  MoeLm<float> stored(c, 1), coarse(c, 1);
+  stored.init(3), coarse.init(3);
+  ActivationStore full(ActivationStorage::Full), int4(ActivationStorage::Int4);
+  stored.forward(tokens.data(), 2), coarse.forward(tokens.data(), 2);
+  stored.store_activations(full), coarse.store_activations(int4);
+  stored.backward(), coarse.backward();
+  const auto gs = stored.parameters()[2].second.second, gp = plain.parameters()[2].second.second,
+             gc = coarse.parameters()[2].second.second;
+  EXPECT_TRUE(std::equal(gs.begin(), gs.end(), gp.begin())) << stored.parameters()[2].first;
+  EXPECT_FALSE(std::equal(gc.begin(), gc.end(), gp.begin()));
+  EXPECT_LT(int4.stored_bytes(), 0.5 * int4.full_bytes());
 }
 
 }  // namespace

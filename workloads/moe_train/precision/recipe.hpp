@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "backends/formats/small_floats.hpp"
+#include "workloads/moe_train/precision/activation_store.hpp"
 
 namespace mlsb::moe_train::precision {
 
@@ -59,6 +60,7 @@ struct PrecisionConfig {
   Accumulate accumulate = Accumulate::Fp32;
   int amax_history = 1024;  ///< fp8-delayed: steps of amax history (Transformer Engine's default 1024)
   int64_t bf16_blocks = -1; ///< the last blocks kept in bf16; -1: the recipe's own (blocks_kept_in_bf16)
+  ActivationStorage activation_storage = ActivationStorage::Full;  ///< AGoQ's storage of saved activations
   uint64_t seed = 0;        ///< stochastic rounding and the Hadamard signs
 };
 
