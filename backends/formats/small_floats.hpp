@@ -198,7 +198,8 @@ MLSB_HD float fake_round(float f, bool stochastic, uint32_t random, float max) {
   const float a = u2f(abs);
   float sub;
   if (stochastic) {
-    const float units = a / q;  // exact: q is a power of two and units < 2^M
+    const float below = u2f(static_cast<uint32_t>(127 + 1 - B) << 23);  // 2^(1-B): keeps the conversion in range
+    const float units = (a < below ? a : below) / q;  // exact: q is a power of two; units <= 2^M
     const float whole = static_cast<float>(static_cast<uint32_t>(units));
     const float frac = units - whole;  // exact
     sub = (whole + (static_cast<float>(random >> 8) * 0x1p-24f < frac ? 1.0f : 0.0f)) * q;

@@ -116,6 +116,8 @@ class LayerBench final : public Workload {
     if (state.backend() == "cuda" && state.get_string("precision") != "fp32")
       state.skip("precision: the recipes are emulated on the cpu backend; the cuda layer runs bf16 (leave precision at "
                  "fp32)");
+    if (state.backend() == "cuda" && state.get_string("activation_storage") != "full")
+      state.skip("activation_storage: the quantised storage is emulated on the cpu backend (leave it at full)");
     // The GPU layer's rows travel on the case's communicator (nccl: device buffers); everything else here
     // (metrics, checks) goes over its host side.
     wire_ = state.backend() == "cuda" ? &state.comm() : &cpu_comm(state);
@@ -257,6 +259,7 @@ class LayerBench final : public Workload {
 
   void verify(State& state) override {
     verify_peak_fractions(state);
+    if (precision_) add_site_items(state, *precision_);  // once, with every step's numbers
     if (gpu_) {  // the GPU layer's oracle is the CPU layer (tests/gpu); its counts are the CPU plan's
       if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
         gpu_.reset();  // the check makes two layers of its own (ranks may share a GPU)
@@ -385,9 +388,9 @@ class LayerBench final : public Workload {
   double peak_tflops_ = 0;  // the CPU peak (cpu_peak_) or the GPU datasheet bf16 peak
   int gpus_ = 1;            // cuda: the distinct GPUs the ranks run on
   std::vector<float> x_, dy_, y_, dx_;
+  std::optional<precision::Precision> precision_;     // the recipe's sites (none for fp32), before the layer holding them
   std::unique_ptr<MoeLayer<float>> layer_;
   std::unique_ptr<AdamW<float>> optim_;
-  std::optional<precision::Precision> precision_;     // the recipe's sites (none for fp32)
   std::optional<precision::ActivationStore> store_;   // what the layer saves for backward, all steps
   std::unique_ptr<MoeLayer<float>> ref_;              // a recipe's fp32 twin
   std::unique_ptr<AdamW<float>> ref_optim_;

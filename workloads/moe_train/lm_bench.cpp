@@ -174,7 +174,7 @@ class LmBench final : public Workload {
         ref_s += seconds_since(t0);
         gaps_.push_back(loss - ref_loss);
         ref_losses_.push_back(ref_loss);
-        const size_t n = gaps_.size();  // drawn as the trailing mean of up to 10 steps, as loss_gap_max reads it
+        const size_t n = gaps_.size();  // drawn as the trailing mean of up to 10 steps (loss_gap_max: 10 only)
         state.add_item("series/loss_gap/" + std::to_string(step),
                        {{"x", step}, {"y", mean_of(gaps_, n - std::min<size_t>(10, n), n)}});
       }
@@ -228,10 +228,12 @@ class LmBench final : public Workload {
     const size_t w = std::min<size_t>(10, losses_.size());
     state.record("initial_loss", losses_.front());
     state.record("final_loss", mean_of(losses_, losses_.size() - w, losses_.size()));
+    record_precision(state, *precision_, steps_);  // before the evaluation's forwards go through the same sites
+    add_site_items(state, *precision_);
+    precision_->begin_step(false);
     const double eval = eval_loss(*lm_, true);
     state.record("eval_loss", eval);
     if (ref_) record_gaps(state, eval, step_s, ref_s / n);
-    record_precision(state, *precision_, steps_);
     state.record("saved_activation_mb", store_->stored_bytes() / n / 1e6);
     state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
     state.add_item("chart/loss", {{"caption", "training loss (nats/byte)"},
@@ -310,8 +312,8 @@ class LmBench final : public Workload {
   double last_aux_ = 0, last_z_ = 0;
   Corpus corpus_;
   size_t split_ = 0;
+  std::optional<precision::Precision> precision_;  // before the models: they hold its sites
   std::optional<MoeLm<float>> lm_;
-  std::optional<precision::Precision> precision_;  // before ref_: the model holds its sites
   std::optional<precision::ActivationStore> store_;  // what the model saves for backward, all steps
   std::optional<MoeLm<float>> ref_;                // the fp32 twin of a recipe's case
   std::vector<double> gaps_, ref_losses_;          // per step: loss - the twin's loss, the twin's loss

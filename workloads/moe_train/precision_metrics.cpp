@@ -14,14 +14,15 @@ double fraction(int64_t part, int64_t whole) { return whole > 0 ? static_cast<do
 
 const QuantCounts& of(const precision::SiteStats& s, Role r) { return s.operands[static_cast<int>(r)]; }
 
+constexpr const char* kPassErrorMetrics[3] = {"fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err"};  // by Pass
+
 }  // namespace
 
 void record_precision(State& state, const precision::Precision& p, int64_t steps) {
   if (p.sites().empty()) return;
   const precision::SiteStats t = p.total();
-  const char* const err_names[3] = {"fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err"};
   for (int i = 0; i < 3; ++i)
-    if (t.checked[i] > 0) state.record(err_names[i], t.rel_err(static_cast<Pass>(i)));
+    if (t.checked[i] > 0) state.record(kPassErrorMetrics[i], t.rel_err(static_cast<Pass>(i)));
   state.record("input_underflow", fraction(of(t, Role::Input).underflow, of(t, Role::Input).values));
   state.record("weight_underflow", fraction(of(t, Role::Weight).underflow, of(t, Role::Weight).values));
   state.record("grad_underflow", fraction(of(t, Role::Grad).underflow, of(t, Role::Grad).values));
@@ -32,12 +33,16 @@ void record_precision(State& state, const precision::Precision& p, int64_t steps
   state.record("activation_mb", of(t, Role::Input).bytes * per_step);
   state.record("weight_mb", of(t, Role::Weight).bytes * per_step);
   state.record("gradient_mb", of(t, Role::Grad).bytes * per_step);
+}
+
+void add_site_items(State& state, const precision::Precision& p) {
   for (const auto& site : p.sites()) {
     const precision::SiteStats& s = site->stats();
+    if (s.operands[0].values + s.operands[1].values + s.operands[2].values == 0) continue;  // never ran
     nlohmann::json item = {{"recipe", std::string(precision::name_of(site->recipe()))}};
     for (int i = 0; i < 3; ++i) {
       const double e = s.rel_err(static_cast<Pass>(i));
-      if (std::isfinite(e)) item[err_names[i]] = e;
+      if (std::isfinite(e)) item[kPassErrorMetrics[i]] = e;
     }
     const char* const roles[3] = {"input", "weight", "grad"};
     for (int r = 0; r < 3; ++r) {

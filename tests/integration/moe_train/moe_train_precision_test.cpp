@@ -83,6 +83,9 @@ TEST(MoeTrainPrecision, TheLayerRunsTheAccumulatorModels) {
     ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
     if (c.params.value("precision", "") == "fp32") continue;
     wgrad[c.params.value("accumulate", "")] = test::median_of(c, "wgrad_rel_err");
+    int sites = 0;
+    for (const auto& [key, item] : c.items) sites += key.rfind("gemm_error/", 0) == 0;
+    EXPECT_EQ(sites, 2) << "the routed experts' fc1 and fc2, once per case";
     EXPECT_GT(test::median_of(c, "emulation_overhead"), 0.5);
   }
   // wgrad reduces over the tokens of an expert (hundreds): the 14-bit accumulator loses more than promotion does.

@@ -291,6 +291,26 @@ TEST(PrecisionQuantLinear, Nvfp4WgradEqualsTheProductOfTransformedOperands) {
   EXPECT_LT(err, 0.5);
 }
 
+// Each site rounds with its own stream (layers' gradient rounding errors are not correlated), and a weight whose one
+// quantised copy serves fprop and dgrad counts its bytes once.
+TEST(PrecisionQuantLinear, SitesRoundIndependentlyAndCountAWeightCopyOnce) {
+  const auto dy = normal_floats(64 * 32, 51, 0.01f), w = normal_floats(32 * 48, 52);
+  PrecisionConfig cfg;
+  cfg.recipe = Recipe::Nvfp4;
+  QuantLinear a("block0.expert.fc1", Recipe::Nvfp4, cfg), b("block1.expert.fc1", Recipe::Nvfp4, cfg);
+  std::vector<float> oa(64 * 48), ob(oa.size());
+  a.gemm(Pass::Dgrad, 0, false, true, 64, 32, 48, dy.data(), 48, w.data(), 48, 0.0f, oa.data(), 32);
+  b.gemm(Pass::Dgrad, 0, false, true, 64, 32, 48, dy.data(), 48, w.data(), 48, 0.0f, ob.data(), 32);
+  EXPECT_NE(oa, ob);
+  cfg.recipe = Recipe::Fp8Blockwise;
+  QuantLinear site("s", Recipe::Fp8Blockwise, cfg);
+  const auto x = normal_floats(64 * 32, 53);
+  std::vector<float> y(64 * 48), dx(64 * 32);
+  site.gemm(Pass::Fprop, 0, false, false, 64, 48, 32, x.data(), 32, w.data(), 48, 0.0f, y.data(), 48);
+  site.gemm(Pass::Dgrad, 0, false, true, 64, 32, 48, dy.data(), 48, w.data(), 48, 0.0f, dx.data(), 32);
+  EXPECT_EQ(site.stats().operands[static_cast<int>(Role::Weight)].bytes, 32 * 48 + 4);  // one 128x128 block
+}
+
 TEST(PrecisionRecipes, NamesAndErrorsNameTheAxis) {
   for (const std::string& n : recipe_names()) EXPECT_EQ(name_of(parse_recipe(n)), n);
   try {

@@ -5,8 +5,9 @@
 // reduction (4 WGMMAs) the partial result is moved to CUDA cores and added into full fp32. We model the
 // tensor-core accumulator as a running sum that keeps 14 significant bits (after every fp32 addition the
 // fraction is truncated to 13 bits, toward zero, as an alignment shifter that drops bits would) and the promotion
-// as an fp32 addition (round to nearest even) of that partial sum every kPromoteInterval elements. Products of
-// two 8- or 4-bit values are exact in fp32, so the model's only rounding is the accumulator's.
+// as an fp32 addition (round to nearest even) of that partial sum every kPromoteInterval elements. The operands are
+// the quantisers' decoded values (scales applied), so the model truncates scaled partial sums, where hardware
+// accumulates unscaled products and applies the tile scales at promotion.
 #include <cstdint>
 
 #include "workloads/moe_train/precision/recipe.hpp"

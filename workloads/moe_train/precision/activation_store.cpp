@@ -34,18 +34,17 @@ void ActivationStore::quantised(float* data, int64_t rows, int64_t cols) {
       float* x = data + r * cols + c0;
       const int64_t len = std::min(kActivationBlock, cols - c0);
       float amax = 0;
-      for (int64_t i = 0; i < len; ++i)
-        if (std::isfinite(x[i])) amax = std::max(amax, std::fabs(x[i]));
+      for (int64_t i = 0; i < len; ++i) {
+        if (std::isfinite(x[i]))
+          amax = std::max(amax, std::fabs(x[i]));
+        else
+          ++wide;
+      }
       stored_ += 4;  // the block's fp32 scale
       if (amax == 0) continue;  // zeros (and non-finite values) stay
       const float scale = amax / qmax;
-      for (int64_t i = 0; i < len; ++i) {
-        if (!std::isfinite(x[i])) {
-          ++wide;
-          continue;
-        }
-        x[i] = std::clamp(std::nearbyint(x[i] / scale), -qmax, qmax) * scale;  // round half to even
-      }
+      for (int64_t i = 0; i < len; ++i)
+        if (std::isfinite(x[i])) x[i] = std::clamp(std::nearbyint(x[i] / scale), -qmax, qmax) * scale;  // half even
     }
   stored_ += n * bits / 8 + 4.0 * static_cast<double>(wide);
 }

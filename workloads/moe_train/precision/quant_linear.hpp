@@ -57,6 +57,7 @@ class QuantLinear {
   Recipe recipe_;
   PrecisionConfig config_;
   uint16_t signs_ = 0;
+  uint64_t stream_ = 0;  // the site's stochastic-rounding stream (seed and name)
   uint64_t calls_ = 0;
   bool checking_ = false;
   double check_s_ = 0;

@@ -1,8 +1,9 @@
 #pragma once
 // The recipes' quantisers (recipe.hpp), as fake quantisation: an fp32 matrix in, the fp32 values its
-// quantised form decodes to out, which an fp32 GEMM then reads (the product of two 8- or 4-bit values and of
-// two bf16 values is exact in fp32, so only the accumulation differs from a low-precision GEMM; see
-// accumulate.hpp). Scales per tile:
+// quantised form decodes to (element times its tile's decode scale) out, which an fp32 GEMM then reads. The
+// emulation applies the scales before the multiplication where hardware applies them to the accumulated
+// products, so it differs from a low-precision GEMM by fp32 rounding of the scaled operands and products, and by
+// the accumulator (accumulate.hpp). Scales per tile:
 //   tensor (delayed, current)  x -> q(x * s) / s with s = max / amax (Transformer Engine's scale and
 //                              scale_inv); delayed scaling passes s from its amax history
 //   block (fp8-blockwise)      the same per tile: s = 448 / the tile's amax (DeepSeek-V3)
@@ -10,7 +11,7 @@
 //   nvfp4                      s_t = 448 * 6 / the tensor's amax; each tile's scale d = e4m3(amax_tile / 6 * s_t)
 //                              (round to nearest even); x -> q(x * s_t / d) * d / s_t (arXiv 2509.25149)
 // q rounds to the element (formats::fake_round: nearest even or stochastic, saturating). An all-zero tile
-// (and a tile whose scale underflows) decodes to zeros; a tile whose scale max / amax would overflow fp32 (amax
+// (and a tile whose scale underflows) decodes to zeros (an Inf in such a tile to NaN); a tile whose scale max / amax would overflow fp32 (amax
 // below about 1.3e-36 for e4m3) gets FLT_MAX, as Transformer Engine clamps it, and its elements mostly underflow; NaN passes through and does not count in an amax;
 // Inf saturates. A dimension that the tile does not divide leaves a partial last tile, scaled by the elements
 // it has (as Transformer Engine's kernels, which pad with zeros that do not change an amax).
