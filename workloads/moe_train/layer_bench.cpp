@@ -252,8 +252,10 @@ class LayerBench final : public Workload {
     }
     if (precision_) {
       record_precision(state, *precision_, steps_);
-      state.record("saved_activation_mb", store_->stored_bytes() / static_cast<double>(steps_) / 1e6);
-      state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
+      if (store_->storage() != precision::ActivationStorage::Full) {
+        state.record("saved_activation_mb", store_->stored_bytes() / static_cast<double>(steps_) / 1e6);
+        state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
+      }
     }
   }
 

@@ -234,8 +234,10 @@ class LmBench final : public Workload {
     const double eval = eval_loss(*lm_, true);
     state.record("eval_loss", eval);
     if (ref_) record_gaps(state, eval, step_s, ref_s / n);
-    state.record("saved_activation_mb", store_->stored_bytes() / n / 1e6);
-    state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
+    if (store_->storage() != precision::ActivationStorage::Full) {
+      state.record("saved_activation_mb", store_->stored_bytes() / n / 1e6);
+      state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
+    }
     state.add_item("chart/loss", {{"caption", "training loss (nats/byte)"},
                                   {"x_label", "step"},
                                   {"y_label", "loss (nats/byte)"},
