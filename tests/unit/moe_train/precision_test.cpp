@@ -294,11 +294,12 @@ TEST(PrecisionQuantLinear, Nvfp4WgradEqualsTheProductOfTransformedOperands) {
 // Each site rounds with its own stream (layers' gradient rounding errors are not correlated), and a weight whose one
 // quantised copy serves fprop and dgrad counts its bytes once.
 TEST(PrecisionQuantLinear, SitesRoundIndependentlyAndCountAWeightCopyOnce) {
-  const auto dy = normal_floats(64 * 32, 51, 0.01f), w = normal_floats(32 * 48, 52);
+  // dgrad: dy [64, 48] times w^T, w stored [32, 48]; fprop: x [64, 32] times the same w read as [32, 48].
+  const auto dy = normal_floats(64 * 48, 51, 0.01f), w = normal_floats(32 * 48, 52);
   PrecisionConfig cfg;
   cfg.recipe = Recipe::Nvfp4;
   QuantLinear a("block0.expert.fc1", Recipe::Nvfp4, cfg), b("block1.expert.fc1", Recipe::Nvfp4, cfg);
-  std::vector<float> oa(64 * 48), ob(oa.size());
+  std::vector<float> oa(64 * 32), ob(oa.size());
   a.gemm(Pass::Dgrad, 0, false, true, 64, 32, 48, dy.data(), 48, w.data(), 48, 0.0f, oa.data(), 32);
   b.gemm(Pass::Dgrad, 0, false, true, 64, 32, 48, dy.data(), 48, w.data(), 48, 0.0f, ob.data(), 32);
   EXPECT_NE(oa, ob);
