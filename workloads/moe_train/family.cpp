@@ -122,7 +122,8 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
        "final_loss - the fp32 reference's final_loss: the same model, data, initial weights and routing seed trained "
        "in fp32 in the same case (mean of the last 10 steps' gaps)"},
       {"loss_gap_max", "nats/byte", Better::Lower,
-       "the largest gap to the fp32 reference along the curve (10-step moving mean of the per-step gaps)"},
+       "the largest gap to the fp32 reference along the curve: the largest mean of 10 consecutive steps' gaps (with "
+       "fewer steps, the mean of all)"},
       {"loss_gap_rel", "ratio", Better::Lower,
        "loss_gap / the reference's final_loss (DeepSeek-V3 reports below 0.0025 for its FP8 recipe against BF16)"},
       {"eval_loss_gap", "nats/byte", Better::Lower, "eval_loss - the fp32 reference's eval_loss"},
@@ -135,9 +136,10 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"weight_underflow", "ratio", Better::Lower, "non-zero weights quantised to 0"},
       {"grad_underflow", "ratio", Better::Lower, "non-zero output gradients quantised to 0"},
       {"saturated_fraction", "ratio", Better::Lower,
-       "GEMM operands beyond their format's max once scaled (clamped), all roles"},
+       "GEMM operands that, once scaled, round beyond their format's max (clamped to it), all roles"},
       {"activation_mb", "MB", Better::Lower,
-       "per step, what the recipe's formats store of the activations its quantised GEMMs read (elements and scales)"},
+       "per step (10^6 bytes), what the recipe's formats store of the activations its quantised GEMMs read "
+       "(elements and scales; once per GEMM that reads them)"},
       {"weight_mb", "MB", Better::Lower, "the same for the weights"},
       {"gradient_mb", "MB", Better::Lower, "the same for the output gradients"},
       {"saved_activation_mb", "MB", Better::Lower,

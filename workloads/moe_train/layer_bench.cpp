@@ -187,7 +187,7 @@ class LayerBench final : public Workload {
                           {precision_->site(0, Site::SharedFc1), precision_->site(0, Site::SharedFc2)});
     store_.emplace(precision_->config().activation_storage);
     // The fp32 twin of a recipe or a quantised storage, stepped beside it: the reference of its step time.
-    if (!precision_->sites().empty() || store_->storage() != precision::ActivationStorage::Full) {
+    if (precision_->config().emulated()) {
       ref_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);
       ref_->init(state.seed());
       ref_optim_ = trained_by_adamw(state, *ref_);
@@ -251,11 +251,7 @@ class LayerBench final : public Workload {
       state.record("emulation_overhead", step / ref_step);
     }
     if (precision_) {
-      record_precision(state, *precision_, steps_);
-      if (store_->storage() != precision::ActivationStorage::Full) {
-        state.record("saved_activation_mb", store_->stored_bytes() / static_cast<double>(steps_) / 1e6);
-        state.record("saved_activation_ratio", store_->stored_bytes() / store_->full_bytes());
-      }
+      record_precision(state, *precision_, *store_, steps_);
     }
   }
 

@@ -18,7 +18,13 @@ constexpr const char* kPassErrorMetrics[3] = {"fprop_rel_err", "dgrad_rel_err", 
 
 }  // namespace
 
-void record_precision(State& state, const precision::Precision& p, int64_t steps) {
+void record_precision(State& state, const precision::Precision& p, const precision::ActivationStore& store,
+                      int64_t steps) {
+  const double per_step = 1e-6 / static_cast<double>(steps > 0 ? steps : 1);
+  if (store.storage() != precision::ActivationStorage::Full) {
+    state.record("saved_activation_mb", store.stored_bytes() * per_step);
+    state.record("saved_activation_ratio", store.stored_bytes() / store.full_bytes());
+  }
   if (p.sites().empty()) return;
   const precision::SiteStats t = p.total();
   for (int i = 0; i < 3; ++i)
@@ -29,7 +35,6 @@ void record_precision(State& state, const precision::Precision& p, int64_t steps
   QuantCounts all;
   for (const auto& c : t.operands) all.add(c);
   state.record("saturated_fraction", fraction(all.saturated, all.values));
-  const double per_step = 1e-6 / static_cast<double>(steps > 0 ? steps : 1);
   state.record("activation_mb", of(t, Role::Input).bytes * per_step);
   state.record("weight_mb", of(t, Role::Weight).bytes * per_step);
   state.record("gradient_mb", of(t, Role::Grad).bytes * per_step);

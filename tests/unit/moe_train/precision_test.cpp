@@ -98,6 +98,26 @@ TEST(PrecisionQuantize, SquareBlocksServeBothOrientations) {
   EXPECT_EQ(a, b);
 }
 
+// Per-tensor current scaling maps the amax onto the max: the fp32 rounding of 448 / amax may put it a hair above
+// 448, which rounds back to 448 and is no saturation; what rounds beyond the max is.
+TEST(PrecisionQuantize, SaturationIsWhatRoundsBeyondTheMax) {
+  const OperandFormat current{Scaling::TensorCurrent, Element::E4M3};
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    QuantCounts c;
+    quantized(current, normal_floats(256, seed), 1, 256, false, &c);
+    ASSERT_EQ(c.saturated, 0) << seed;
+  }
+  // At a fixed scale (delayed scaling's): e4m3 from above 464, e5m2 and e2m1 from their midpoints (odd max codes).
+  const std::vector<float> x = {464.0f, 464.1f, 61439.0f, 61440.0f, 6.9f, 7.0f};
+  QuantCounts e4, e5, e2;
+  quantized({Scaling::TensorDelayed, Element::E4M3}, {x[0], x[1]}, 1, 2, false, &e4);
+  quantized({Scaling::TensorDelayed, Element::E5M2}, {x[2], x[3]}, 1, 2, false, &e5);
+  quantized({Scaling::Mx, Element::E2M1, 32}, {x[4], x[5]}, 1, 2, false, &e2);  // X = 2^(floor(log2 7) - 2) = 1
+  EXPECT_EQ(e4.saturated, 1);
+  EXPECT_EQ(e5.saturated, 1);
+  EXPECT_EQ(e2.saturated, 1);  // 7 is the midpoint between 6 and 8: rounds to the even 8, beyond 6
+}
+
 TEST(PrecisionQuantize, MxScalesFollowTheSpecificationAndSaturate) {
   // amax 500: X = 2^(8 - 8) = 1, so 500 saturates to 448 (the MX conversion clamps), and 1.0 stays exact.
   std::vector<float> x(32, 1.0f);

@@ -56,15 +56,15 @@ Operand QuantLinear::prepare(Pass pass, Role role, int64_t instance, const Opera
     hadamard16(buf.data(), src.rows, src.cols, src.k_rows, signs_);
     in = {buf.data(), src.rows, src.cols, src.cols, src.k_rows};
   }
-  float scale = 1;
+  AmaxHistory* history = nullptr;
   if (f.scaling == Scaling::TensorDelayed) {
     const size_t at = static_cast<size_t>(instance * 3 + static_cast<int>(role));
     while (histories_.size() <= at) histories_.emplace_back(config_.amax_history);
-    scale = histories_[at].scale();
-    histories_[at].record(amax_of(in));
+    history = &histories_[at];
   }
   const uint64_t seed = splitmix64(stream_ + 0x9E3779B97F4A7C15ull * ++calls_);
-  QuantCounts counts = quantize(f, in, scale, seed, buf.data());
+  QuantCounts counts = quantize(f, in, history ? history->scale() : 1.0f, seed, buf.data());
+  if (history) history->record(counts.amax);  // this step's amax, for the scales of the steps after it
   // A weight whose quantisation does not depend on orientation (one tensor scale, square blocks) is one stored
   // copy for fprop and dgrad: its bytes count once.
   const bool one_copy = f.square || f.scaling == Scaling::TensorDelayed || f.scaling == Scaling::TensorCurrent ||

@@ -59,13 +59,23 @@ TileScale tile_scale(const OperandFormat& f, float amax, float tensor_scale, flo
   }
 }
 
+// Saturated values: those that round beyond the element's max (to nearest even), not those the fp32 rounding of
+// a scale puts a hair above it. They start at the midpoint to the next value up, included when max's code is odd
+// (e4m3: above 464; e5m2: from 61440; e2m1: from 7); the bound returned is the largest magnitude not saturated.
+float saturation_bound(const formats::ElementSpec& spec) {
+  const float step = std::ldexp(1.0f, formats::floor_log2(spec.max) - spec.mantissa);
+  const float midpoint = spec.max + step / 2;
+  const bool odd = static_cast<int64_t>(spec.max / step) % 2 != 0;
+  return odd ? std::nextafter(midpoint, 0.0f) : midpoint;
+}
+
 // Bytes of one tile's scale: fp32 (tensor, block), E8M0 (mx), E4M3 (nvfp4).
 double scale_bytes(Scaling s) { return s == Scaling::Mx || s == Scaling::Nvfp4 ? 1 : 4; }
 
 // One row under per-column multipliers, counting underflow and saturation: the portable loop (formats::fake_round
 // per element), and below it the AVX2 one for round to nearest even, the same operations on eight lanes.
 template <int M, int B, bool SR>
-void quantize_row(const float* x, int64_t n, const float* enc, const float* dec, float max, uint32_t seed,
+void quantize_row(const float* x, int64_t n, const float* enc, const float* dec, float max, float sat_above, uint32_t seed,
                   uint32_t index0, float* out, QuantCounts& c) {
   int64_t under = 0, sat = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -75,7 +85,7 @@ void quantize_row(const float* x, int64_t n, const float* enc, const float* dec,
     out[i] = q * dec[i];
     const bool finite = (formats::f2u(xi) & 0x7FFFFFFFu) < 0x7F800000u;
     under += finite && xi != 0 && q == 0;
-    sat += finite && std::fabs(v) > max;
+    sat += finite && std::fabs(v) > sat_above;
   }
   c.underflow += under, c.saturated += sat;
 }
@@ -83,7 +93,7 @@ void quantize_row(const float* x, int64_t n, const float* enc, const float* dec,
 #ifdef MLSB_SIMD_X86
 template <int M, int B>
 MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* enc, const float* dec, float max,
-                                        float* out, QuantCounts& c) {
+                                        float sat_above, float* out, QuantCounts& c) {
   constexpr int drop = 23 - M;
   const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), frac_mask = _mm256_set1_epi32(~((1 << drop) - 1));
   const __m256i half = _mm256_set1_epi32((1 << (drop - 1)) - 1), one = _mm256_set1_epi32(1);
@@ -109,17 +119,17 @@ MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* 
     const __m256 finite = _mm256_castsi256_ps(_mm256_cmpgt_epi32(inf, xabs));
     const __m256 nonzero = _mm256_cmp_ps(xi, zero, _CMP_NEQ_UQ);
     const __m256 q_zero = _mm256_cmp_ps(q, zero, _CMP_EQ_OQ);
-    const __m256 over = _mm256_cmp_ps(_mm256_castsi256_ps(abs), maxv, _CMP_GT_OQ);
+    const __m256 over = _mm256_cmp_ps(_mm256_castsi256_ps(abs), _mm256_set1_ps(sat_above), _CMP_GT_OQ);
     under += __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(_mm256_and_ps(finite, nonzero), q_zero)));
     sat += __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(finite, over)));
   }
   c.underflow += under, c.saturated += sat;
-  if (i < n) quantize_row<M, B, false>(x + i, n - i, enc + i, dec + i, max, 0, 0, out + i, c);
+  if (i < n) quantize_row<M, B, false>(x + i, n - i, enc + i, dec + i, max, sat_above, 0, 0, out + i, c);
 }
 #endif
 
-using RowKernel = void (*)(const float*, int64_t, const float*, const float*, float, uint32_t, uint32_t, float*,
-                           QuantCounts&);
+using RowKernel = void (*)(const float*, int64_t, const float*, const float*, float, float, uint32_t, uint32_t,
+                           float*, QuantCounts&);
 
 // The row kernel of an element and rounding, AVX2 where the CPU has it and the rounding is to nearest even.
 template <int M, int B>
@@ -127,8 +137,8 @@ RowKernel row_kernel_of(bool sr) {
   if (sr) return quantize_row<M, B, true>;
 #ifdef MLSB_SIMD_X86
   if (simd_level() >= Simd::avx2)
-    return [](const float* x, int64_t n, const float* enc, const float* dec, float max, uint32_t, uint32_t, float* out,
-              QuantCounts& c) { quantize_row_avx2<M, B>(x, n, enc, dec, max, out, c); };
+    return [](const float* x, int64_t n, const float* enc, const float* dec, float max, float sat_above, uint32_t,
+              uint32_t, float* out, QuantCounts& c) { quantize_row_avx2<M, B>(x, n, enc, dec, max, sat_above, out, c); };
 #endif
   return quantize_row<M, B, false>;
 }
@@ -237,6 +247,7 @@ QuantCounts quantize(const OperandFormat& f, const Operand& m, float tensor_scal
   c.values = m.rows * m.cols;
   c.bytes = static_cast<double>(c.values) * spec.bits / 8 + (f.scaling == Scaling::Nvfp4 ? 4 : 0);
   const RowKernel kernel = row_kernel(f.element, f.stochastic);
+  const float sat_above = saturation_bound(spec);
   const uint32_t seed = static_cast<uint32_t>(random_seed ^ (random_seed >> 32));
   std::vector<float> colmax(static_cast<size_t>(m.cols)), enc(colmax.size()), dec(colmax.size());
   for (int64_t r0 = 0; r0 < m.rows; r0 += tr) {
@@ -249,13 +260,14 @@ QuantCounts quantize(const OperandFormat& f, const Operand& m, float tensor_scal
     for (int64_t c0 = 0; c0 < m.cols; c0 += tc) {
       const int64_t c1 = std::min(m.cols, c0 + tc);
       const float amax = *std::max_element(colmax.begin() + c0, colmax.begin() + c1);
+      c.amax = std::max(c.amax, amax);
       const TileScale s = tile_scale(f, amax, tensor_scale, nv_tensor);
       std::fill(enc.begin() + c0, enc.begin() + c1, s.enc);
       std::fill(dec.begin() + c0, dec.begin() + c1, s.dec);
       c.bytes += scale_bytes(f.scaling);
     }
     for (int64_t r = r0; r < r1; ++r)
-      kernel(m.data + r * m.ld, m.cols, enc.data(), dec.data(), spec.max, seed, static_cast<uint32_t>(r * m.cols),
+      kernel(m.data + r * m.ld, m.cols, enc.data(), dec.data(), spec.max, sat_above, seed, static_cast<uint32_t>(r * m.cols),
              dst + r * m.cols, c);
   }
   return c;

@@ -25,10 +25,12 @@ namespace mlsb::moe_train::precision {
 struct QuantCounts {
   int64_t values = 0;
   int64_t underflow = 0;  ///< non-zero finite inputs that decode to 0
-  int64_t saturated = 0;  ///< finite inputs beyond the element's max once scaled (clamped to it)
+  int64_t saturated = 0;  ///< finite inputs that, once scaled, round beyond the element's max (clamped to it)
   double bytes = 0;       ///< what the format stores: the elements at their width plus the scales
+  float amax = 0;         ///< the largest finite |x| seen (0 when Scaling::None or Bf16, which need none)
   void add(const QuantCounts& o) {
     values += o.values, underflow += o.underflow, saturated += o.saturated, bytes += o.bytes;
+    amax = o.amax > amax ? o.amax : amax;
   }
 };
 
