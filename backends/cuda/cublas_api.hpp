@@ -1,7 +1,8 @@
 #pragma once
-// cuBLAS, loaded when first used (dlopen) instead of linked: linking it costs every process about 0.35 s of
-// start-up in its libraries' initialisers (libcublasLt), GPU or not, though most runs of mlsysbench and
-// of its tests never call it. Include only where MLSB_HAVE_CUDA is defined.
+// cuBLAS and cuBLASLt, loaded when first used (dlopen) instead of linked: linking them costs every process
+// about 0.35 s of start-up in their initialisers, GPU or not, though most runs of mlsysbench and of its tests
+// never call them. Include only where MLSB_HAVE_CUDA is defined.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 namespace mlsb::cuda {
@@ -24,5 +25,25 @@ struct CublasApi {
 /// the file CMake found), loaded once on first call (thread-safe). Throws std::runtime_error naming the
 /// library and the loader's message when it or an entry point is missing; a later call tries again.
 const CublasApi& cublas();
+
+/// The cuBLASLt entry points the project calls (the FP8 GEMMs, which cublasGemmEx does not offer).
+struct CublasLtApi {
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+};
+
+/// cuBLASLt of the toolkit (libcublasLt.so.MAJOR, else the file CMake found), loaded as cublas() is; throws the
+/// same way.
+const CublasLtApi& cublaslt();
 
 }  // namespace mlsb::cuda

@@ -9,18 +9,19 @@
 namespace mlsb::cuda {
 
 /// Peak numbers of one GPU model, from NVIDIA's datasheets (dense, i.e. without 2:4 sparsity):
-///   A100 SXM4 80GB: 312 TFLOP/s bf16, 2039 GB/s HBM2e  (NVIDIA A100 Tensor Core GPU datasheet, 2022)
-///   H100 SXM5:      989 TFLOP/s bf16, 3350 GB/s HBM3   (NVIDIA H100 Tensor Core GPU datasheet; the
-///                   sheet's 1979 TFLOP/s is with sparsity)
-///   H200 SXM:       989 TFLOP/s bf16, 4800 GB/s HBM3e  (NVIDIA H200 Tensor Core GPU datasheet, 2024;
-///                   1979 with sparsity)
-///   B200 (HGX):    2250 TFLOP/s bf16, 8000 GB/s HBM3e  (NVIDIA HGX B200 / DGX B200 datasheets: 4.5
-///                   PFLOP/s bf16 with sparsity per GPU)
+///   A100 SXM4 80GB: 312 TFLOP/s bf16, no fp8,  2039 GB/s HBM2e  (NVIDIA A100 Tensor Core GPU datasheet, 2022)
+///   H100 SXM5:      989 TFLOP/s bf16, 1979 fp8, 3350 GB/s HBM3  (NVIDIA H100 Tensor Core GPU datasheet; the
+///                   sheet's 1979 bf16 and 3958 fp8 are with sparsity)
+///   H200 SXM:       989 TFLOP/s bf16, 1979 fp8, 4800 GB/s HBM3e (NVIDIA H200 Tensor Core GPU datasheet, 2024;
+///                   1979 and 3958 with sparsity)
+///   B200 (HGX):    2250 TFLOP/s bf16, 4500 fp8, 8000 GB/s HBM3e (NVIDIA HGX B200 / DGX B200 datasheets: 4.5
+///                   PFLOP/s bf16 and 9 PFLOP/s fp8 with sparsity per GPU)
 /// GB are 10^9 bytes, TFLOP/s 10^12 floating-point operations per second.
 struct DeviceSpec {
   std::string model;          ///< e.g. "H200 SXM"
   double peak_bf16_tflops;    ///< dense bf16 tensor-core peak
   double hbm_gbps;            ///< memory bandwidth, GB/s
+  double peak_fp8_tflops;     ///< dense fp8 (E4M3/E5M2) tensor-core peak; 0 where the GPU has no fp8 tensor cores
 };
 
 /// All models of the table.

@@ -18,6 +18,7 @@
 #include "support/random_values.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/formats/small_floats.hpp"
+#include "support/bf16_params.hpp"
 #include "support/close.hpp"
 #include "workloads/common/activations.hpp"
 #include "workloads/moe_train/adamw.hpp"
@@ -32,6 +33,7 @@
 #include <memory>
 
 #include "backends/cuda/device_buffer.hpp"
+#include "support/device_copies.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"
 #endif
 
@@ -250,19 +252,9 @@ std::vector<float> minus(const std::vector<float>& a, const std::vector<float>& 
 
 // ------------------------------------------------------------------------------------ kernels
 
-template <typename T>
-std::unique_ptr<cuda::DeviceBuffer> device_copy(const std::vector<T>& v) {
-  auto b = std::make_unique<cuda::DeviceBuffer>(v.size() * sizeof(T));
-  b->upload(v.data(), v.size() * sizeof(T));
-  return b;
-}
+using test::device_copy;
+using test::host_copy;
 std::unique_ptr<cuda::DeviceBuffer> device_alloc(size_t bytes) { return std::make_unique<cuda::DeviceBuffer>(bytes); }
-template <typename T>
-std::vector<T> host_copy(const cuda::DeviceBuffer& b, size_t n) {
-  std::vector<T> v(n);
-  b.download(v.data(), n * sizeof(T));
-  return v;
-}
 template <typename T>
 T* ptr(const std::unique_ptr<cuda::DeviceBuffer>& b) {
   return static_cast<T*>(b->data());
@@ -371,11 +363,7 @@ MoeConfig config_of(const Variant& v) {
   return c;
 }
 
-/// The oracle: the CPU layer with the GPU's bf16-rounded weights.
-void round_params(MoeParams<float>& p) {
-  for (auto* v : {&p.router, &p.experts.w13, &p.experts.w2, &p.shared.w13, &p.shared.w2})
-    for (auto& x : *v) x = round_bf16(x);
-}
+using test::round_params;  // the oracle: the CPU layer with the GPU's bf16-rounded weights
 
 class MoeTrainGpuLayerVariants : public testing::TestWithParam<Variant> {};
 

@@ -46,11 +46,13 @@ std::vector<Axis> precision_axes() {
   return {
       string_axis("precision", {"fp32"},
                   "training recipe of the linear layers' GEMMs: fp32, bf16, fp8-delayed, fp8-current (HYBRID e4m3/e5m2, "
-                  "per tensor), fp8-blockwise (DeepSeek-V3 1x128 / 128x128), mxfp8, nvfp4 (precision/recipe.hpp)",
+                  "per tensor), fp8-blockwise (DeepSeek-V3 1x128 / 128x128), mxfp8, nvfp4 (precision/recipe.hpp); emulated on "
+                  "cpu, on cuda fp8-current/fp8-delayed in FP8 through cuBLASLt and fp32/bf16 as the bf16 layer",
                   precision::recipe_names()),
       applies_when(string_axis("accumulate", {"fp32"},
                                "GEMM accumulator of fp8/fp4 recipes: fp32, limited (14 significant bits, Hopper FP8 as "
-                               "DeepSeek-V3 reports), promoted (limited, added into fp32 every 128 elements)",
+                               "DeepSeek-V3 reports), promoted (limited, added into fp32 every 128 elements); on cuda limited is "
+                               "cuBLASLt's fast accumulation, promoted its default",
                                precision::accumulate_names()),
                    "precision", narrow),
       applies_when(int_axis("amax_history", {1024}, "fp8-delayed: steps of amax history per tensor", 1, 1 << 20),
@@ -95,7 +97,8 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"model_tflops", "TFLOP/s", Better::Higher, "Megatron's model FLOPs (fwd + bwd) per second of fwd + bwd"},
       {"mfu", "ratio", Better::Higher, "model_tflops / (peak_tflops * ranks)"},
       {"peak_tflops", "TFLOP/s", Better::Higher,
-       "per-device peak: GPU datasheet bf16, or the CPU sgemm peak measured at the case's GEMM shapes"},
+       "per-device peak: GPU datasheet bf16 (fp8 under fp8-current/fp8-delayed on cuda), or the CPU sgemm peak measured "
+       "at the case's GEMM shapes"},
       {"expert_gemm_tflops", "TFLOP/s", Better::Higher, "rate of the expert GEMMs alone (rank 0)"},
       {"expert_gemm_peak_ratio", "ratio", Better::Higher, "expert_gemm_tflops / peak_tflops"},
       {"peak_memory_mb", "MB", Better::Lower,

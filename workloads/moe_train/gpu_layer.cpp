@@ -18,10 +18,14 @@
 // before the replicated gradients' allreduce.
 //
 // Precision: bf16 activations and weights into every GEMM, fp32 accumulation, fp32 router logits and
-// routing, fp32 weight gradients (written by the GEMMs directly) and dx, fp32 masters and moments.
+// routing, fp32 weight gradients (written by the GEMMs directly) and dx, fp32 masters and moments. Under an fp8
+// recipe the experts' GEMMs (routed and shared) read FP8 operands instead (Fp8Linear: quantised from the same bf16
+// tensors, the weights once per step at the start of forward) and write the same outputs.
 #include "workloads/moe_train/gpu_layer.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "backends/comm/communicator.hpp"
 #include "backends/cuda/device.hpp"
@@ -46,7 +50,9 @@
 #include "util/parallel.hpp"
 #include "workloads/moe_train/cuda/check.hpp"
 #include "workloads/moe_train/cuda/device_rows.hpp"
+#include "workloads/moe_train/cuda/fp8_linear.hpp"
 #include "workloads/moe_train/cuda/gemm.hpp"
+#include "workloads/moe_train/cuda/gemm_fp8.hpp"
 #include "workloads/moe_train/cuda/grown.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"
 #include "workloads/moe_train/dispatch.hpp"
@@ -56,19 +62,45 @@
 namespace mlsb::moe_train {
 namespace {
 
-void check_args(const MoeConfig& config, int64_t tokens, const comm::Communicator* comm, const EpOptions& ep) {
+void check_args(const MoeConfig& config, int64_t tokens, const comm::Communicator* comm, const EpOptions& ep,
+                const precision::PrecisionConfig& precision) {
   validate(config, comm ? comm->size() : 1);
   validate(ep);
   if (tokens < 0) throw std::invalid_argument("tokens: must be at least 0");
+  if (const std::string why = gpu_precision_unsupported(precision, config); !why.empty())
+    throw std::invalid_argument(why);
 }
 
 }  // namespace
 
+bool gpu_fp8(precision::Recipe r) { return r == precision::Recipe::Fp8Current || r == precision::Recipe::Fp8Delayed; }
+
+std::string gpu_precision_unsupported(const precision::PrecisionConfig& p, const MoeConfig& c) {
+  using precision::Recipe;
+  if (p.activation_storage != precision::ActivationStorage::Full)
+    return "activation_storage: quantised storage is emulated on the cpu backend; the cuda layer stores its "
+           "activations in bf16 (leave activation_storage at full)";
+  if (p.recipe == Recipe::Fp32 || p.recipe == Recipe::Bf16) return "";
+  if (!gpu_fp8(p.recipe))
+    return "precision: " + std::string(precision::name_of(p.recipe)) +
+           " needs block-scaled GEMMs (Blackwell's in cuBLASLt); the cuda layer runs fp32/bf16 (its bf16 GEMMs), "
+           "fp8-current and fp8-delayed, the cpu backend emulates every recipe";
+  if (p.accumulate == precision::Accumulate::Fp32)
+    return "accumulate: fp32 is the cpu emulation's exact sum; FP8 tensor cores accumulate in limited precision: "
+           "use -p accumulate=promoted (cuBLASLt's default) or limited (its fast accumulation)";
+  const std::pair<const char*, int64_t> widths[] = {{"hidden", c.hidden}, {"ffn", c.ffn}, {"shared_ffn", c.shared_inner()}};
+  for (const auto& [axis, width] : widths)
+    if (width % 16)
+      return std::string(axis) + ": " + std::to_string(width) + " is not a multiple of 16, which cuBLASLt's FP8 GEMMs need";
+  return "";
+}
+
 #ifndef MLSB_HAVE_CUDA
 
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t, const AdamWConfig&,
-                                            comm::Communicator* comm, const EpOptions& ep) {
-  check_args(config, tokens, comm, ep);
+                                            comm::Communicator* comm, const EpOptions& ep,
+                                            const precision::PrecisionConfig& precision) {
+  check_args(config, tokens, comm, ep, precision);
   throw std::runtime_error("built without CUDA");
 }
 
@@ -118,7 +150,7 @@ struct Param {
 class CudaMoeLayer final : public GpuMoeLayer {
  public:
   CudaMoeLayer(const MoeConfig& c, int64_t tokens, uint64_t seed, const AdamWConfig& opt, comm::Communicator* comm,
-               const EpOptions& ep)
+               const EpOptions& ep, const precision::PrecisionConfig& precision)
       : c_(c),
         opt_(opt),
         ep_(ep),
@@ -151,6 +183,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     shape_.groups = static_cast<int>(c.groups), shape_.group_topk = static_cast<int>(c.group_topk);
     shape_.router = c.router;
     allocate();
+    if (gpu_fp8(precision.recipe)) make_fp8(precision);
     init_weights(seed);
   }
 
@@ -173,11 +206,13 @@ class CudaMoeLayer final : public GpuMoeLayer {
     const auto start = std::chrono::steady_clock::now();
     forward();
     backward();
+    for (gpu::Fp8Linear* l : fp8_linears()) l->end_step();
     record(2);
     optimizer();
     record(3);
     copy(h_ydot_.data(), ydot_, static_cast<int64_t>(sizeof(float)) * T_);
     sync("step");
+    for (gpu::Fp8Linear* l : fp8_linears()) l->roll();
     const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     have_grads_ = true;
     GpuStepResult r;
@@ -192,6 +227,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
     r.dropped = plan_.dropped;
     r.peak_memory_bytes = mem_.bytes() + static_cast<double>(h13_.size() + a_.size() + xe_.size() + ye_.size() +
                                                              dye_.size() + (device_wire() ? wire_->staging_bytes() : 0));
+    for (const gpu::Fp8Linear* l : fp8_linears()) r.peak_memory_bytes += l->bytes();
     r.comm = comm_times_;
     return r;
   }
@@ -246,8 +282,33 @@ class CudaMoeLayer final : public GpuMoeLayer {
     xp_ = mem_.alloc<bf16>(R_ * h_), yp_ = mem_.alloc<bf16>(R_ * h_), dyp_ = mem_.alloc<bf16>(R_ * h_);
     hs13_ = mem_.alloc<bf16>(T_ * 2 * S_), as_ = mem_.alloc<bf16>(T_ * S_);
     if (!comm_) h13_.ensure<bf16>(R_ * 2 * f_), a_.ensure<bf16>(R_ * f_);  // one rank: its rows are at most R_
-    void* ws = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
-    check_blas(cuda::cublas().set_workspace(blas_.get(), ws, kBlasWorkspace), "cublasSetWorkspace");
+    workspace_ = mem_.alloc<uint8_t>(static_cast<int64_t>(kBlasWorkspace));
+    check_blas(cuda::cublas().set_workspace(blas_.get(), workspace_, kBlasWorkspace), "cublasSetWorkspace");
+  }
+
+  /// The experts' linear layers in FP8 (routed fc1, fc2 one instance per local expert; shared fc1, fc2 one each),
+  /// sharing cuBLAS's workspace: the GEMMs run one after another on the layer's stream.
+  void make_fp8(const precision::PrecisionConfig& p) {
+    gpu::Fp8Recipe r;
+    r.delayed = p.recipe == precision::Recipe::Fp8Delayed;
+    r.fast_accum = p.accumulate == precision::Accumulate::Limited;
+    r.amax_history = p.amax_history;
+    fp8_gemm_ = std::make_unique<gpu::Fp8Gemm>(stream_.get(), workspace_, kBlasWorkspace);
+    fc1_ = std::make_unique<gpu::Fp8Linear>(L_, h_, 2 * f_, r, *fp8_gemm_, stream_.get());
+    fc2_ = std::make_unique<gpu::Fp8Linear>(L_, f_, h_, r, *fp8_gemm_, stream_.get());
+    if (S_ > 0) {
+      sfc1_ = std::make_unique<gpu::Fp8Linear>(1, h_, 2 * S_, r, *fp8_gemm_, stream_.get());
+      sfc2_ = std::make_unique<gpu::Fp8Linear>(1, S_, h_, r, *fp8_gemm_, stream_.get());
+      sfc1_->reserve(T_), sfc2_->reserve(T_);
+    }
+    if (!comm_) fc1_->reserve(R_), fc2_->reserve(R_);
+  }
+
+  std::vector<gpu::Fp8Linear*> fp8_linears() const {
+    std::vector<gpu::Fp8Linear*> v;
+    for (const auto* l : {&fc1_, &fc2_, &sfc1_, &sfc2_})
+      if (*l) v.push_back(l->get());
+    return v;
   }
 
   /// The weights of MoeLayer<float>::init(seed) on this rank: the router from a layer of the same h and E
@@ -289,6 +350,10 @@ class CudaMoeLayer final : public GpuMoeLayer {
     if (!have_input_) throw std::logic_error("forward: call set_input() first");
     cudaStream_t st = stream_.get();
     record(0);
+    if (fc1_) {  // this step's FP8 weights (their casts are forward's work, as in Transformer Engine)
+      fc1_->begin(w13_.half), fc2_->begin(w2_.half);
+      if (sfc1_) sfc1_->begin(sw13_.half), sfc2_->begin(sw2_.half);
+    }
     if (T_ > 0) {
       gemm_bf16(blas_.get(), false, false, T_, E_, h_, x_, h_, router_.half, E_, logits_, E_, true);
       gpu::RouteForward rf;
@@ -311,9 +376,15 @@ class CudaMoeLayer final : public GpuMoeLayer {
     // y = the shared experts of x (none: zero, as combine then writes it): needs none of the exchange.
     auto shared = [&] {
       if (S_ == 0) return;
-      gemm_bf16(blas_.get(), false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
+      if (sfc1_)
+        sfc1_->fprop(0, x_, T_, hs13_);
+      else
+        gemm_bf16(blas_.get(), false, false, T_, 2 * S_, h_, x_, h_, sw13_.half, 2 * S_, hs13_, 2 * S_, false);
       gpu::swiglu_forward(hs13_, T_, S_, as_, st);
-      gemm_bf16(blas_.get(), false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
+      if (sfc2_)
+        sfc2_->fprop(0, as_, T_, y_);
+      else
+        gemm_bf16(blas_.get(), false, false, T_, h_, S_, as_, S_, sw2_.half, h_, y_, h_, false);
     };
     if (!comm_) {
       offsets_ = plan_.offsets;
@@ -331,6 +402,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
       bf16* ye = ye_.ensure<bf16>(layout_.rows_in() * h_);
       // Sized before the exchange: cudaMalloc/cudaFree inside it would wait for the rows in flight.
       h13_.ensure<bf16>(layout_.rows_in() * 2 * f_), a_.ensure<bf16>(layout_.rows_in() * f_);
+      if (fc1_) fc1_->reserve(layout_.rows_in()), fc2_->reserve(layout_.rows_in());
       exchange(
           0, xp_, xe, ye, yp_, [&](int64_t j0, int64_t j1) { experts_forward(xe, j0, j1, ye); }, shared);
     }
@@ -347,15 +419,21 @@ class CudaMoeLayer final : public GpuMoeLayer {
     bf16* a = a_.ensure<bf16>(in * f_);
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
-      gemm_bf16(blas_.get(), false, false, m, 2 * f_, h_, x + o * h_, h_, w13_.half + j * h_ * 2 * f_, 2 * f_,
-                h13 + o * 2 * f_, 2 * f_, false);
+      if (fc1_)
+        fc1_->fprop(j, x + o * h_, m, h13 + o * 2 * f_);
+      else
+        gemm_bf16(blas_.get(), false, false, m, 2 * f_, h_, x + o * h_, h_, w13_.half + j * h_ * 2 * f_, 2 * f_,
+                  h13 + o * 2 * f_, 2 * f_, false);
     }
     const int64_t o0 = offsets_[j0], rows = offsets_[j1] - o0;
     gpu::swiglu_forward(h13 + o0 * 2 * f_, rows, f_, a + o0 * f_, stream_.get());
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
-      gemm_bf16(blas_.get(), false, false, m, h_, f_, a + o * f_, f_, w2_.half + j * f_ * h_, h_, y + o * h_, h_,
-                false);
+      if (fc2_)
+        fc2_->fprop(j, a + o * f_, m, y + o * h_);
+      else
+        gemm_bf16(blas_.get(), false, false, m, h_, f_, a + o * f_, f_, w2_.half + j * f_ * h_, h_, y + o * h_, h_,
+                  false);
     }
   }
 
@@ -371,17 +449,29 @@ class CudaMoeLayer final : public GpuMoeLayer {
         zero(w2_.grad + j * f_ * h_, f_ * h_);
         continue;
       }
-      gemm_bf16(blas_.get(), true, false, f_, h_, m, a + o * f_, f_, dy + o * h_, h_, w2_.grad + j * f_ * h_, h_, true);
+      if (fc2_)
+        fc2_->wgrad(j, a + o * f_, dy + o * h_, m, w2_.grad + j * f_ * h_);
+      else
+        gemm_bf16(blas_.get(), true, false, f_, h_, m, a + o * f_, f_, dy + o * h_, h_, w2_.grad + j * f_ * h_, h_,
+                  true);
     }
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
-      gemm_bf16(blas_.get(), false, true, m, f_, h_, dy + o * h_, h_, w2_.half + j * f_ * h_, h_, a + o * f_, f_,
-                false);
+      if (fc2_)
+        fc2_->dgrad(j, dy + o * h_, m, a + o * f_, false);
+      else
+        gemm_bf16(blas_.get(), false, true, m, f_, h_, dy + o * h_, h_, w2_.half + j * f_ * h_, h_, a + o * f_, f_,
+                  false);
     }
     const int64_t o0 = offsets_[j0], rows = offsets_[j1] - o0;
     gpu::swiglu_backward(h13 + o0 * 2 * f_, a + o0 * f_, rows, f_, stream_.get());
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t o = offsets_[j], m = offsets_[j + 1] - o;
+      if (fc1_) {
+        fc1_->wgrad(j, x + o * h_, h13 + o * 2 * f_, m, w13_.grad + j * h_ * 2 * f_);
+        fc1_->dgrad(j, h13 + o * 2 * f_, m, dx + o * h_, false);
+        continue;
+      }
       gemm_bf16(blas_.get(), true, false, h_, 2 * f_, m, x + o * h_, h_, h13 + o * 2 * f_, 2 * f_,
                 w13_.grad + j * h_ * 2 * f_, 2 * f_, true);
       gemm_bf16(blas_.get(), false, true, m, h_, 2 * f_, h13 + o * 2 * f_, 2 * f_, w13_.half + j * h_ * 2 * f_, 2 * f_,
@@ -502,11 +592,21 @@ class CudaMoeLayer final : public GpuMoeLayer {
     // The shared experts on every token, from dy itself; their dx starts dx_.
     auto shared = [&] {
       if (S_ == 0) return;
-      gemm_bf16(blas_.get(), true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
-      gemm_bf16(blas_.get(), false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
+      if (sfc2_) {
+        sfc2_->wgrad(0, as_, dy_, T_, sw2_.grad);
+        sfc2_->dgrad(0, dy_, T_, as_, false);
+      } else {
+        gemm_bf16(blas_.get(), true, false, S_, h_, T_, as_, S_, dy_, h_, sw2_.grad, h_, true);
+        gemm_bf16(blas_.get(), false, true, T_, S_, h_, dy_, h_, sw2_.half, h_, as_, S_, false);
+      }
       gpu::swiglu_backward(hs13_, as_, T_, S_, st);
-      gemm_bf16(blas_.get(), true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
-      gemm_bf16(blas_.get(), false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
+      if (sfc1_) {
+        sfc1_->wgrad(0, x_, hs13_, T_, sw13_.grad);
+        sfc1_->dgrad(0, hs13_, T_, dx_, true);
+      } else {
+        gemm_bf16(blas_.get(), true, false, h_, 2 * S_, T_, x_, h_, hs13_, 2 * S_, sw13_.grad, 2 * S_, true);
+        gemm_bf16(blas_.get(), false, true, T_, h_, 2 * S_, hs13_, 2 * S_, sw13_.half, 2 * S_, dx_, h_, true);
+      }
     };
     bf16* dxp = yp_;  // yp is dead
     if (!comm_) {
@@ -604,6 +704,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   gpu::math::RouteShape shape_;
   cuda::Stream stream_;
   cuda::BlasHandle blas_;  // its workspace comes from mem_ (counted with the layer's memory)
+  void* workspace_ = nullptr;
   cuda::Event ev_[4];      // forward start, forward end = backward start, backward end, optimizer end
   Arena mem_;
   Param router_, w13_, w2_, sw13_, sw2_;
@@ -630,6 +731,9 @@ class CudaMoeLayer final : public GpuMoeLayer {
   DispatchPlan plan_;
   CommTimes comm_times_;
   std::unique_ptr<EpExchange> wire_;  // ranks > 1
+  // fp8 recipes: the experts' GEMMs (routed fc1, fc2; shared fc1, fc2 when there are shared experts).
+  std::unique_ptr<gpu::Fp8Gemm> fp8_gemm_;
+  std::unique_ptr<gpu::Fp8Linear> fc1_, fc2_, sfc1_, sfc2_;
   EpLayout layout_;
   ChunkPlan chunks_;  // overlap=chunked
   double aux_loss_ = 0, z_loss_ = 0;
@@ -641,14 +745,24 @@ class CudaMoeLayer final : public GpuMoeLayer {
 
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
                                             const AdamWConfig& optimizer, comm::Communicator* comm,
-                                            const EpOptions& ep) {
-  check_args(config, tokens, comm, ep);
+                                            const EpOptions& ep, const precision::PrecisionConfig& precision) {
+  check_args(config, tokens, comm, ep, precision);
   std::string why;
   if (!cuda::cuda_available(&why)) throw std::runtime_error(why);
   // Ranks on one node spread over its GPUs (several ranks share one when there are fewer GPUs).
   if (comm && comm->size() > 1)
     check_cuda(cudaSetDevice(comm::node_local_rank(comm->rank()) % cuda::device_count()), "cudaSetDevice");
-  return std::make_unique<CudaMoeLayer>(config, tokens, seed, optimizer, comm, ep);
+  if (gpu_fp8(precision.recipe)) {
+    int dev = 0;
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+    check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+    if (prop.major * 10 + prop.minor < 89)
+      throw std::runtime_error("precision: " + std::string(precision::name_of(precision.recipe)) +
+                               " needs FP8 tensor cores (compute capability 8.9 or newer); GPU " + prop.name + " is " +
+                               std::to_string(prop.major) + "." + std::to_string(prop.minor));
+  }
+  return std::make_unique<CudaMoeLayer>(config, tokens, seed, optimizer, comm, ep, precision);
 }
 
 #endif

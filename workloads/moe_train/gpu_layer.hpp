@@ -1,6 +1,8 @@
 #pragma once
 // The MoE layer's training step on a CUDA GPU: bf16 activations and weights with fp32 accumulation
-// (cuBLAS), fp32 master weights and AdamW, and fused kernels for routing, permute and unpermute.
+// (cuBLAS), fp32 master weights and AdamW, and fused kernels for routing, permute and unpermute. Under the
+// fp8-current and fp8-delayed recipes the routed and shared experts' GEMMs run in FP8 through cuBLASLt
+// (cuda/fp8_linear.hpp); the router stays bf16, as the CPU recipes keep it in full precision.
 // With expert parallelism (a communicator of several ranks) the experts are sharded over the ranks as
 // MoeLayer shards them, and the rows travel over the communicator's all-to-alls (EpExchange: overlap=none
 // or the chunked pipeline, the modelled link), the experts computing on the GPU: on nccl (one GPU per
@@ -17,6 +19,7 @@
 #include "workloads/moe_train/config.hpp"
 #include "workloads/moe_train/ep_exchange.hpp"
 #include "workloads/moe_train/overlap.hpp"
+#include "workloads/moe_train/precision/recipe.hpp"
 
 namespace mlsb::moe_train {
 
@@ -53,14 +56,28 @@ class GpuMoeLayer {
   virtual int device() const = 0;
 };
 
+/// Why the cuda layer cannot run `precision` on `config`, naming the axis, or "" when it can (no GPU needed to ask):
+///   fp32, bf16      the layer's bf16 GEMMs (dtype=bf16), full activation storage
+///   fp8-current,    the experts' GEMMs in FP8 with per-tensor scales through cuBLASLt, accumulate=limited
+///   fp8-delayed     (cuBLASLt's fast accumulation) or promoted (its default: partial sums promoted to fp32);
+///                   hidden, ffn and the shared experts' width multiples of 16 (cuBLASLt's FP8 requirement)
+///   fp8-blockwise, mxfp8, nvfp4, and quantised activation storage: not on the device (block-scaled GEMMs are
+///   Blackwell's in cuBLASLt; the CPU backend emulates them).
+std::string gpu_precision_unsupported(const precision::PrecisionConfig& precision, const MoeConfig& config);
+
+/// Whether the cuda layer runs the experts' GEMMs in FP8 under `recipe` (fp8-current, fp8-delayed).
+bool gpu_fp8(precision::Recipe recipe);
+
 /// A layer with the weights MoeLayer<float>::init(seed) makes (converted to bf16; fp32 masters kept),
 /// for `tokens` tokens per step (per rank). `comm` nullptr or of one rank: every expert on this GPU;
 /// else this rank holds experts [rank * E/ranks, (rank + 1) * E/ranks) and every rank calls set_input,
 /// step and forward_output together with the same `ep`; counts and loads travel over comm->host_side().
-/// Throws std::runtime_error when the build has no CUDA or no GPU is usable, and std::invalid_argument
-/// naming the axis for a config or `ep` that validate() rejects.
+/// `precision`: see gpu_precision_unsupported.
+/// Throws std::runtime_error when the build has no CUDA, no GPU is usable, or an fp8 recipe meets a GPU without
+/// FP8 tensor cores (compute capability below 8.9), and std::invalid_argument naming the axis for a config, `ep`
+/// or precision that validate() or gpu_precision_unsupported rejects.
 std::unique_ptr<GpuMoeLayer> make_gpu_layer(const MoeConfig& config, int64_t tokens, uint64_t seed,
                                             const AdamWConfig& optimizer, comm::Communicator* comm = nullptr,
-                                            const EpOptions& ep = {});
+                                            const EpOptions& ep = {}, const precision::PrecisionConfig& precision = {});
 
 }  // namespace mlsb::moe_train

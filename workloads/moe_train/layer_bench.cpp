@@ -46,8 +46,8 @@ class LayerBench final : public Workload {
     w.name = "moe_train.layer";
     w.description =
         "One MoE layer's training step (router, capacity, permute, all-to-all under expert parallelism, grouped-GEMM "
-        "SwiGLU experts, combine, backward, AdamW) on CPU (OpenBLAS, fp32) or CUDA (cuBLAS, bf16), with Megatron's "
-        "FLOPs/MFU.";
+        "SwiGLU experts, combine, backward, AdamW) on CPU (OpenBLAS, fp32) or CUDA (cuBLAS, bf16; the experts in "
+        "fp8 through cuBLASLt under fp8-current/fp8-delayed), with Megatron's FLOPs/MFU.";
     w.axes = layer_shape_axes();
     w.axes.push_back(data_axis(int_axis("tokens", {2048}, "tokens per step per rank", 1, 1LL << 31)));
     w.axes.push_back(data_axis(string_axis(
@@ -113,17 +113,20 @@ class LayerBench final : public Workload {
       state.skip("dtype: bf16 runs on the cuda backend; the cpu path is fp32");
     if (state.backend() == "cuda" && state.get_string("dtype") == "fp32")
       state.skip("dtype: the cuda path is bf16 (fp32 master weights); use -p dtype=bf16");
-    if (state.backend() == "cuda" && state.get_string("precision") != "fp32")
-      state.skip("precision: the recipes are emulated on the cpu backend; the cuda layer runs bf16 (leave precision at "
-                 "fp32)");
-    if (state.backend() == "cuda" && state.get_string("activation_storage") != "full")
-      state.skip("activation_storage: the quantised storage is emulated on the cpu backend (leave it at full)");
     // The GPU layer's rows travel on the case's communicator (nccl: device buffers); everything else here
     // (metrics, checks) goes over its host side.
     wire_ = state.backend() == "cuda" ? &state.comm() : &cpu_comm(state);
     comm_ = &wire_->host_side();
     const int ranks = comm_->size();
     config_ = layer_config(state, ranks);
+    if (state.backend() == "cuda") {
+      try {
+        gpu_precision_ = precision_config(state);
+      } catch (const std::invalid_argument& e) {
+        state.skip(e.what());
+      }
+      if (const std::string why = gpu_precision_unsupported(gpu_precision_, config_); !why.empty()) state.skip(why);
+    }
     try {
       ep_.overlap = parse_overlap(state.get_string("overlap"));
       ep_.chunks = state.get_int("chunks");
@@ -145,8 +148,8 @@ class LayerBench final : public Workload {
     if (state.backend() == "cuda") {
       std::string failed;
       try {
-        gpu_ =
-            make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? wire_ : nullptr, ep_);
+        gpu_ = make_gpu_layer(config_, tokens_, state.seed(), optimizer_config(state), ranks > 1 ? wire_ : nullptr, ep_,
+                              gpu_precision_);
       } catch (const std::runtime_error& e) {
         failed = e.what();
       }
@@ -158,7 +161,7 @@ class LayerBench final : public Workload {
       const std::string name = device < names.size() ? names[device] : "?";
       const auto spec = cuda::lookup_device(name);
       if (spec)
-        peak_tflops_ = spec->peak_bf16_tflops;
+        peak_tflops_ = gpu_fp8(gpu_precision_.recipe) ? spec->peak_fp8_tflops : spec->peak_bf16_tflops;
       else if (cuda::is_mig_slice(name))
         state.warn("GPU '" + name + "' is a MIG slice, with a share of the GPU's peak: no mfu");
       else
@@ -383,7 +386,8 @@ class LayerBench final : public Workload {
   bool optimizer_ = true;
   double lr_ = 0;
   CpuPeak cpu_peak_;
-  double peak_tflops_ = 0;  // the CPU peak (cpu_peak_) or the GPU datasheet bf16 peak
+  double peak_tflops_ = 0;  // the CPU peak (cpu_peak_) or the GPU datasheet bf16 (fp8 under an fp8 recipe) peak
+  precision::PrecisionConfig gpu_precision_;  // cuda: what the GPU layer runs
   int gpus_ = 1;            // cuda: the distinct GPUs the ranks run on
   std::vector<float> x_, dy_, y_, dx_;
   std::optional<precision::Precision> precision_;     // the recipe's sites (none for fp32), before the layer holding them

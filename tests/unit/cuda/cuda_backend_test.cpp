@@ -31,12 +31,14 @@ TEST(CudaBackend, DeviceTable) {
   ASSERT_TRUE(h200);
   EXPECT_EQ(h200->hbm_gbps, 4800);
   EXPECT_EQ(h200->peak_bf16_tflops, 989);
+  EXPECT_EQ(h200->peak_fp8_tflops, 1979);
   const auto h100 = cuda::lookup_device("NVIDIA H100 80GB HBM3");
   ASSERT_TRUE(h100);
   EXPECT_EQ(h100->hbm_gbps, 3350);
   const auto a100 = cuda::lookup_device("NVIDIA A100-SXM4-80GB");
   ASSERT_TRUE(a100);
   EXPECT_EQ(a100->peak_bf16_tflops, 312);
+  EXPECT_EQ(a100->peak_fp8_tflops, 0) << "the A100 has no fp8 tensor cores";
   const auto b200 = cuda::lookup_device("NVIDIA B200");
   ASSERT_TRUE(b200);
   EXPECT_EQ(b200->hbm_gbps, 8000);

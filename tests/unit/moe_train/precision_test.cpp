@@ -34,7 +34,7 @@ std::vector<float> quantized(const OperandFormat& f, const std::vector<float>& x
   return out;
 }
 
-using test::normal_floats;
+using mlsb::test::normal_floats;
 
 TEST(PrecisionQuantize, AmaxAtTheTileMaximumDecodesExactly) {
   // A 1x128 tile whose amax is 448 * 2^-3: the scale is 8, the largest element maps onto 448 exactly.

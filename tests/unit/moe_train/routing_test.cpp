@@ -12,7 +12,7 @@
 namespace mlsb::moe_train {
 namespace {
 
-using test::normal_floats;
+using mlsb::test::normal_floats;
 
 TEST(Routing, TopkSoftmaxPicksTheLargestLogitsAndWeightsSumToOne) {
   MoeConfig c;

@@ -1,5 +1,5 @@
 #pragma once
-// Launchers of the MoE layer's CUDA kernels (routing.cu, permute.cu, swiglu.cu, adamw.cu), called by
+// Launchers of the MoE layer's CUDA kernels (routing.cu, permute.cu, swiglu.cu, adamw.cu, fp8.cu), called by
 // gpu_layer.cpp. All pointers are device memory; bf16 tensors are uint16_t bit patterns (rounded to
 // nearest even, backends/formats/small_floats.hpp). Row-major throughout. Every launcher enqueues on
 // `stream` and returns at once (a launch error is seen by the caller's check_launch, an execution error
@@ -86,5 +86,28 @@ void adamw_update(float* p, const float* g, float* m, float* v, bf16* p16, int64
 
 /// out[i] = bf16(in[i]) for i < n; both 16-byte aligned.
 void cast_to_bf16(const float* in, int64_t n, bf16* out, cudaStream_t stream);
+
+// ---- FP8 per-tensor scaling (fp8.cu): the fp8-current and fp8-delayed recipes (precision/recipe.hpp) ----
+
+/// One tensor's FP8 scale, Transformer Engine's per-tensor scaling: a value x is stored as fp8(x * scale) and
+/// the GEMM multiplies its product by descale = 1 / scale (cuBLASLt's A/B scale pointers).
+struct Fp8Scale {
+  float amax = 0;     ///< the largest finite |x| recorded since the host last cleared it
+  float scale = 1;    ///< encode scale: delayed scaling's, from the host; current scaling's, written by fp8_cast
+  float descale = 1;  ///< 1 / scale, written by fp8_cast
+  float unused = 0;   ///< pads the struct to 16 bytes
+};
+
+/// s->amax = max(s->amax, the largest finite |x[i]|, i < n); x bf16. Non-finite values are not recorded (as
+/// the CPU quantisers' amax).
+void fp8_amax(const bf16* x, int64_t n, Fp8Scale* s, cudaStream_t stream);
+
+/// x [rows, cols] (bf16, row stride cols) cast to fp8 codes: E5M2 (`e5m2`) or E4M3, each value x * scale rounded
+/// to nearest even and saturated to the format's max (formats::f32_to_e4m3 / f32_to_e5m2). scale is s->scale,
+/// or with `current` min(max / s->amax, FLT_MAX) (1 when amax is 0; stored in s->scale); s->descale = 1 / scale.
+/// transposed: out [cols, out_ld], out[c, r] = code of x[r, c], zero codes for rows <= r < out_ld (padding of a
+/// reduction dimension); else out [rows, cols] (out_ld unused). Nothing enqueued for an empty output.
+void fp8_cast(const bf16* x, int64_t rows, int64_t cols, Fp8Scale* s, bool current, bool e5m2, bool transposed,
+              int64_t out_ld, uint8_t* out, cudaStream_t stream);
 
 }  // namespace mlsb::moe_train::gpu
