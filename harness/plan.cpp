@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -226,6 +227,8 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   }
 
   std::set<std::string> used;
+  std::map<std::string, std::string> unapplied;  // -p axes that apply only under another's values: the condition,
+                                                 // until a case where they apply is seen
   if (!suite_file && find_alias(target))  // resolve_alias placed every override or threw
     for (const auto& [axis, vals] : overrides) used.insert(axis);
   std::string all_axes;
@@ -248,6 +251,13 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     if (e.expected_s > 0 && runner.min_samples)
       e.expected_s *= static_cast<double>(*runner.min_samples) / std::max(1, e.runner.apply(info.runner).min_samples);
     for (auto& p : expand_axes(info, e.params)) {
+      for (const auto& [axis, vals] : overrides)
+        if (const Axis* a = info.find_axis(axis); a && !a->applies_if.empty()) {
+          if (a->applies(p))
+            unapplied[axis] = "";
+          else if (!unapplied.count(axis))
+            unapplied[axis] = a->applies_if + " is " + join(a->applies_if_values, ", ");
+        }
       const RunnerDefaults settings = over.apply(info.runner);
       for (const auto& axis : info.axes) {
         const std::string text = to_string(p.at(axis.name));
@@ -266,6 +276,10 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
                                             all_axes.substr(plan.suite.size() + 2) + ")" + did_you_mean(axis, axis_pool)
                                       : "-p " + axis + ": no workload in suite '" + plan.suite + "' has an axis '" +
                                             axis + "' (" + all_axes + ")" + did_you_mean(axis, axis_pool));
+  for (const auto& [axis, condition] : unapplied)
+    if (!condition.empty())
+      plan.warnings.push_back("-p " + axis + ": " + axis + " applies only where " + condition +
+                              ", which no case here has; its value is not used");
   if (!filter.empty()) {
     std::regex re;
     try {

@@ -95,6 +95,18 @@ void task_tables(std::string& out, const CaseRecord& c, const std::string& name)
   }
 }
 
+// A case's per-part items as tables, folded: the families a workload stores with a row per part.
+void item_tables(std::string& out, const CaseRecord& c, const std::string& name) {
+  static const std::pair<const char*, const char*> kFamilies[] = {
+      {"gemm_error", "GEMM error per site (relative to the fp32 GEMM), underflow and saturation per operand"}};
+  for (const auto& [family, caption] : kFamilies) {
+    const Table t = item_family_table(c, family);
+    if (t.rows.empty()) continue;
+    out += "<details><summary>" + html_escape(std::string(caption) + ": " + name) + "</summary>\n" +
+           html_table(t, "items") + "</details>\n";
+  }
+}
+
 // What a reader needs first: how many cases ran and how they ended, each case's primary metric, and every
 // case that did not end ok with its reason (or an ok case's warning), before the per-workload detail.
 void summary(std::string& out, const std::vector<WorkloadGroup>& groups) {
@@ -152,6 +164,7 @@ std::string render_html(const RunData& data) {
     const Table metrics = metrics_table(g);
     if (!metrics.rows.empty()) out += "<p>Median [95% CI] per metric:</p>\n" + html_table(metrics, "metrics");
     for (size_t c = 0; c < g.cases.size(); ++c) task_tables(out, *g.cases[c], g.names[c]);
+    for (size_t c = 0; c < g.cases.size(); ++c) item_tables(out, *g.cases[c], g.names[c]);
     out += "</section>\n";
   }
   if (groups.empty()) out += "<p>This run has no cases.</p>\n";

@@ -26,6 +26,7 @@
 #include "app/commands/common.hpp"
 #include "backends/comm/communicator.hpp"
 #include "backends/comm/mpi_env.hpp"
+#include "backends/cuda/probe.hpp"
 #include "harness/callgrind.hpp"
 #include "harness/plan.hpp"
 #include "harness/progress.hpp"
@@ -205,7 +206,8 @@ int run_ranks(RunComms& comms, const std::function<int(bool root)>& body) {
 }
 
 // Prints the cases of the plan and their stopping rules (--dry-run).
-void print_plan(const Plan& plan) {
+void print_plan(const Plan& plan, const std::string& backend) {
+  const cuda::Probe gpu = cuda::probe();
   for (const auto& c : plan.cases) {
     const auto& r = c.runner;
     const auto seconds = [](double s) { return std::isfinite(s) ? shortest(s) + " s" : std::string("none"); };
@@ -220,7 +222,11 @@ void print_plan(const Plan& plan) {
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");
     std::string more;
     try {
-      more = make_workload(c.workload)->describe(c.params);
+      const auto workload = make_workload(c.workload);
+      resolve_backend(backend, workload->info(), gpu);
+      more = workload->describe(c.params);
+    } catch (const SkipCase& e) {
+      more = std::string("will be skipped: ") + e.what();
     } catch (const std::invalid_argument& e) {
       more = std::string("will be skipped: ") + e.what();
     }
@@ -252,8 +258,10 @@ int run_run(const RunArgs& args, const Globals& globals) {
     }
   }
   if (plan.cases.empty()) throw std::invalid_argument("no case matches --filter '" + args.filter + "'");
+  if (comm::launcher_rank() == 0)
+    for (const auto& w : plan.warnings) std::fprintf(stderr, "mlsysbench: warning: %s\n", w.c_str());
   if (args.dry_run) {
-    if (comm::launcher_rank() == 0) print_plan(plan);  // under mpirun: once, not once per rank
+    if (comm::launcher_rank() == 0) print_plan(plan, args.backend);  // under mpirun: once, not once per rank
     return 0;
   }
   RunComms comms = RunComms::create(args.comm_kind);
@@ -304,10 +312,10 @@ int run_run(const RunArgs& args, const Globals& globals) {
         run_plan(plan, opts, store ? &*store : nullptr, progress ? &*progress : nullptr, interrupted, comms);
     if (!root) return 0;  // rank 0's exit code is everyone's (or rank 0 ends the job, below)
     std::fprintf(stderr,
-                 "run %lld (%s) %s: %d ok, %d failed, %d timed out, %d skipped; stored in %s\n"
+                 "run %lld (%s): %d ok, %d failed, %d timed out, %d skipped (run status %s); stored in %s\n"
                  "report: mlsysbench --db %s report %lld -o report.html\n",
-                 static_cast<long long>(out.run_id), out.uuid.c_str(), reports::status_name(out.status).c_str(), out.ok, out.failed,
-                 out.timed_out, out.skipped, globals.db.c_str(), globals.db.c_str(),
+                 static_cast<long long>(out.run_id), out.uuid.c_str(), out.ok, out.failed, out.timed_out, out.skipped,
+                 reports::status_name(out.status).c_str(), globals.db.c_str(), globals.db.c_str(),
                  static_cast<long long>(out.run_id));
     if (out.status == reports::RunStatus::Interrupted) return 130;
     if (out.status == reports::RunStatus::Ok && out.ok == 0) {

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace mlsb::cuda {
 namespace {

@@ -23,7 +23,7 @@ svg.chart .grp{font-weight:600}svg.chart .mid{text-anchor:middle}svg.chart .star
 svg.chart .mark{stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:6 4;fill:none}svg.chart .mark-label{fill:#bc4c00;paint-order:stroke;stroke:#fff;stroke-width:3px}
 svg.chart .frontier{stroke:#1a7f37;stroke-width:1.5;fill:none}svg.chart .pt.front{fill:#1a7f37}svg.chart .pt.other{fill:#fff;stroke:#0969da;stroke-width:1.5}
 details.more-charts{margin:8px 0 20px}details.more-charts>summary{cursor:pointer;font-weight:600}
-svg.chart .line.s1{stroke:#bc4c00}svg.chart .line.s2{stroke:#8250df}svg.chart .line.s3{stroke:#1a7f37}svg.chart .line.s4{stroke:#cf222e}svg.chart .line.s5{stroke:#57606a}
+svg.chart .line.alt{stroke-dasharray:6 3}svg.chart .line.s1{stroke:#bc4c00}svg.chart .line.s2{stroke:#8250df}svg.chart .line.s3{stroke:#1a7f37}svg.chart .line.s4{stroke:#cf222e}svg.chart .line.s5{stroke:#57606a}
 svg.chart .pt.s1{fill:#bc4c00}svg.chart .pt.s2{fill:#8250df}svg.chart .pt.s3{fill:#1a7f37}svg.chart .pt.s4{fill:#cf222e}svg.chart .pt.s5{fill:#57606a}
 svg.chart .p0{fill:#54aeff}svg.chart .p1{fill:#f0883e}svg.chart .p2{fill:#8250df}svg.chart .p3{fill:#8c959f}
 tr.worse td{background:#ffebe9}tr.better td{background:#dafbe1}

@@ -54,6 +54,42 @@ Table metrics_table(const WorkloadGroup& g) {
   return t;
 }
 
+Table item_family_table(const CaseRecord& c, std::string_view family) {
+  const std::string prefix = std::string(family) + "/";
+  std::vector<const std::pair<std::string, nlohmann::json>*> items;
+  std::vector<std::string> keys;
+  for (const auto& item : c.items) {
+    if (!item.first.starts_with(prefix) || !item.second.is_object()) continue;
+    items.push_back(&item);
+    for (const auto& [k, v] : item.second.items())
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  Table t;
+  if (items.empty()) return t;
+  t.header.push_back(std::string(family));
+  t.numeric.push_back(false);
+  for (const auto& k : keys) {
+    t.header.push_back(k);
+    bool numeric = true;
+    for (const auto* item : items) numeric = numeric && (!item->second.contains(k) || item->second.at(k).is_number());
+    t.numeric.push_back(numeric);
+  }
+  t.text.assign(t.header.size(), false);
+  for (const auto* item : items) {
+    std::vector<std::string> row{item->first.substr(prefix.size())};
+    for (const auto& k : keys) {
+      const auto it = item->second.find(k);
+      if (it == item->second.end()) row.push_back("—");
+      else if (it->is_number()) row.push_back(fmt_num(it->get<double>()));
+      else if (it->is_string()) row.push_back(it->get<std::string>());
+      else row.push_back(it->dump());
+    }
+    t.rows.push_back(std::move(row));
+    t.row_class.push_back("");
+  }
+  return t;
+}
+
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all) {
   Table t{{first_column, "tasks", "trials", "AST accuracy", "pass rate", "mean latency of trials with a call (ms)"},
           {}, {}, {false, true, true, true, true, true}, {false, false, false, false, false, false}};

@@ -98,6 +98,9 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
   return out;
 }
 
+// The classes of series k of several: six colours (s0..s5), then the same six dashed (alt), so 12 lines stay apart.
+std::string series_class(size_t k) { return " s" + std::to_string(k % 6) + (k / 6 % 2 ? " alt" : ""); }
+
 }  // namespace
 
 std::string tick_label(double v) {
@@ -192,7 +195,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
     const double w = 30 + kCharPx * static_cast<double>(series[k].label.size());
     if (rows == 0 || (lx + w > width && lx > kXyLeft)) lx = kXyLeft, ++rows;
     const double y = legend_top + 16 * rows - 4;
-    legend += "<path class=\"line s" + std::to_string(k % 6) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
+    legend += "<path class=\"line" + series_class(k) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
     legend += "<text class=\"start\" x=\"" + svg_px(lx + 22) + "\" y=\"" + svg_px(y) + "\">" +
               html_escape(series[k].label) + "</text>";
     lx += w;
@@ -201,7 +204,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   out += axes(f, x_label, y_label);
   std::vector<std::vector<std::pair<double, double>>> drawn(series.size());  // px, for the mark labels
   for (size_t k = 0; k < shown.size(); ++k) {
-    const std::string cls = series.size() > 1 ? " s" + std::to_string(k % 6) : "";
+    const std::string cls = series.size() > 1 ? series_class(k) : "";
     const std::string name = series[k].label.empty() ? "" : series[k].label + ": ";
     if (options.columns) {
       const double w = std::max(1.0, 2 * half / (f.x.hi - f.x.lo) * kXyPlotW * 0.8);

@@ -2,7 +2,8 @@
 //   Fp8Kernels   the amax and the casts to E4M3 / E5M2 (as stored and transposed with zero padding) equal the
 //                host's formats::f32_to_e4m3 / f32_to_e5m2 of x * scale, code for code, with the CPU recipes' scale
 //   Fp8Gemm      cuBLASLt's FP8 GEMM equals the fp64 product of the decoded operands times both descales
-//                (fp32 output: 1e-4 of sum |a b| with promotion, 1e-2 with fast accumulation; bf16 output 2^-7 more)
+//                (fp32 output: 1e-4 of sum |a b| with promotion, 1e-2 with fast accumulation; bf16 output 2^-7 more),
+//                operands and output 256-byte aligned or only 16 (an expert's rows inside a tensor)
 //   layer        the cuda layer's fp8-current and fp8-delayed steps against the CPU layer under the same recipe (the
 //                oracle): the GPU's error against the fp32 CPU layer is the CPU recipe's within a factor 2, and the
 //                GPU is nearer the CPU recipe than the recipe is to fp32 (both quantised alike, not independently)
@@ -54,20 +55,21 @@ bool usable_gpu(bool fp8, std::string* why) {
 #endif
   return true;
 }
-#define SKIP_WITHOUT_GPU(fp8)                                         \
-  do {                                                                \
-    std::string why;                                                  \
-    if (!usable_gpu(fp8, &why)) {                                     \
-      GTEST_SKIP() << "no GPU: " << why;                              \
-    }                                                                 \
+#define SKIP_WITHOUT_GPU(fp8)            \
+  do {                                   \
+    std::string why;                     \
+    if (!usable_gpu(fp8, &why)) {        \
+      GTEST_SKIP() << "no GPU: " << why; \
+    }                                    \
   } while (0)
 
 TEST(MoeTrainPrecisionGpu, TheCudaLayerRunsFp8AndSkipsBlockScaledRecipes) {
   SKIP_WITHOUT_GPU(true);
   test::TempDir dir;
-  const auto r = test::run_cli(dir / "c.db", "run moe_train.layer --backend cuda -p dtype=bf16 -p hidden=64 -p ffn=128 "
-                                             "-p tokens=512 -p precision=bf16,fp8-current,fp8-delayed,mxfp8 "
-                                             "-p accumulate=promoted,limited --repetitions 2");
+  const auto r = test::run_cli(dir / "c.db",
+                               "run moe_train.layer --backend cuda -p dtype=bf16 -p hidden=64 -p ffn=128 "
+                               "-p tokens=512 -p precision=bf16,fp8-current,fp8-delayed,mxfp8 "
+                               "-p accumulate=promoted,limited --repetitions 2");
   const auto run = test::only_run(dir / "c.db");
   ASSERT_EQ(run.cases.size(), 7u) << r.out << r.err;  // bf16 once (accumulate does not apply), the others twice
   const auto spec = cuda::lookup_device(cuda::device_names().at(0));
@@ -168,7 +170,8 @@ TEST(Fp8Kernels, AnAllZeroTensorGetsScaleOne) {
   const auto d_s = device_copy(std::vector<gpu::Fp8Scale>{gpu::Fp8Scale{}});
   cuda::DeviceBuffer out(64);
   gpu::fp8_amax(d_x->as<uint16_t>(), 64, d_s->as<gpu::Fp8Scale>(), nullptr);
-  gpu::fp8_cast(d_x->as<uint16_t>(), 4, 16, d_s->as<gpu::Fp8Scale>(), true, false, false, 0, out.as<uint8_t>(), nullptr);
+  gpu::fp8_cast(d_x->as<uint16_t>(), 4, 16, d_s->as<gpu::Fp8Scale>(), true, false, false, 0, out.as<uint8_t>(),
+                nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const gpu::Fp8Scale s = host_copy<gpu::Fp8Scale>(*d_s, 1)[0];
   EXPECT_EQ(s.amax, 0.0f);
@@ -196,7 +199,13 @@ TEST(Fp8Gemm, EqualsTheProductOfTheDecodedOperands) {
   const auto d_scales = device_copy(std::vector<float>{da, db});
   for (const auto& [a_e5m2, b_e5m2] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
     const auto a = random_codes(M, K, a_e5m2, 1, 16), bt = random_codes(N, K, b_e5m2, 2);
-    const auto d_a = device_copy(a), d_bt = device_copy(bt);
+    // Each operand also 16 bytes into its buffer (as an expert's rows start inside a tensor), not 256-aligned.
+    auto shifted = [](std::vector<uint8_t> v) {
+      v.insert(v.begin(), 16, 0);
+      return v;
+    };
+    const auto d_a = device_copy(a), d_bt = device_copy(bt), d_a16 = device_copy(shifted(a)),
+               d_bt16 = device_copy(shifted(bt));
     std::vector<double> ref(M * N), mag(M * N);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
@@ -208,26 +217,32 @@ TEST(Fp8Gemm, EqualsTheProductOfTheDecodedOperands) {
         ref[m * N + n] = s * da * db, mag[m * N + n] = sa * da * db;
       }
     for (bool fast : {false, true})
-      for (bool c_fp32 : {true, false}) {
-        cuda::DeviceBuffer c(static_cast<size_t>(M * N) * 4);
-        gemm.run(M, N, K, {d_a->as<uint8_t>(), K, a_e5m2, d_scales->as<float>()},
-                 {d_bt->as<uint8_t>(), K, b_e5m2, d_scales->as<float>() + 1}, c.data(), N, c_fp32, fast);
-        ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
-        std::vector<float> out(M * N);
-        if (c_fp32) {
-          out = host_copy<float>(c, out.size());
-        } else {
-          const auto h = host_copy<uint16_t>(c, out.size());
-          for (size_t i = 0; i < out.size(); ++i) out[i] = formats::bf16_to_f32(h[i]);
+      for (bool c_fp32 : {true, false})
+        for (int shift : {0, 16}) {
+          cuda::DeviceBuffer c(static_cast<size_t>(M * N) * 4 + 16);
+          const uint8_t* pa = (shift ? d_a16 : d_a)->as<uint8_t>() + shift;
+          const uint8_t* pb = (shift ? d_bt16 : d_bt)->as<uint8_t>() + shift;
+          gemm.run(M, N, K, {pa, K, a_e5m2, d_scales->as<float>()}, {pb, K, b_e5m2, d_scales->as<float>() + 1},
+                   c.as<uint8_t>() + shift, N, c_fp32, fast);
+          ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+          std::vector<float> out(M * N);
+          if (c_fp32) {
+            std::vector<float> all = host_copy<float>(c, out.size() + 4);
+            std::copy(all.begin() + shift / 4, all.begin() + shift / 4 + static_cast<int64_t>(out.size()), out.begin());
+          } else {
+            const auto h = host_copy<uint16_t>(c, out.size() + 8);
+            for (size_t i = 0; i < out.size(); ++i)
+              out[i] = formats::bf16_to_f32(h[i + static_cast<size_t>(shift / 2)]);
+          }
+          int bad = 0;
+          for (size_t i = 0; i < out.size(); ++i) {
+            const double tol = (fast ? 1e-2 : 1e-4) * mag[i] + (c_fp32 ? 0 : 0x1p-7 * std::fabs(ref[i]));
+            bad += !(std::fabs(out[i] - ref[i]) <= tol);
+          }
+          EXPECT_EQ(bad, 0) << "a " << (a_e5m2 ? "e5m2" : "e4m3") << ", b " << (b_e5m2 ? "e5m2" : "e4m3")
+                            << (fast ? ", fast accumulation" : ", promoted") << (c_fp32 ? ", fp32 out" : ", bf16 out")
+                            << (shift ? ", operands 16 bytes off 256-byte alignment" : "");
         }
-        int bad = 0;
-        for (size_t i = 0; i < out.size(); ++i) {
-          const double tol = (fast ? 1e-2 : 1e-4) * mag[i] + (c_fp32 ? 0 : 0x1p-7 * std::fabs(ref[i]));
-          bad += !(std::fabs(out[i] - ref[i]) <= tol);
-        }
-        EXPECT_EQ(bad, 0) << "a " << (a_e5m2 ? "e5m2" : "e4m3") << ", b " << (b_e5m2 ? "e5m2" : "e4m3")
-                          << (fast ? ", fast accumulation" : ", promoted") << (c_fp32 ? ", fp32 out" : ", bf16 out");
-      }
   }
 }
 
@@ -237,12 +252,12 @@ TEST(Fp8Gemm, RejectsWhatCublasLtsFp8KernelsCannotRun) {
   cuda::DeviceBuffer workspace(size_t{1} << 20), a(4096), b(4096), c(4096 * 4), s(16);
   gpu::Fp8Gemm gemm(stream.get(), workspace.data(), workspace.size());
   const float* d = s.as<float>();
-  EXPECT_THROW(gemm.run(16, 16, 24, {a.as<uint8_t>(), 24, false, d}, {b.as<uint8_t>(), 24, false, d}, c.data(), 16,
-                        true, false),
-               std::invalid_argument);  // K not a multiple of 16
-  EXPECT_THROW(gemm.run(16, 16, 32, {a.as<uint8_t>(), 32, true, d}, {b.as<uint8_t>(), 32, true, d}, c.data(), 16, true,
-                        false),
-               std::invalid_argument);  // E5M2 x E5M2
+  EXPECT_THROW(
+      gemm.run(16, 16, 24, {a.as<uint8_t>(), 24, false, d}, {b.as<uint8_t>(), 24, false, d}, c.data(), 16, true, false),
+      std::invalid_argument);  // K not a multiple of 16
+  EXPECT_THROW(
+      gemm.run(16, 16, 32, {a.as<uint8_t>(), 32, true, d}, {b.as<uint8_t>(), 32, true, d}, c.data(), 16, true, false),
+      std::invalid_argument);  // E5M2 x E5M2
   EXPECT_THROW(gemm.run(16, 16, 32, {a.as<uint8_t>() + 1, 32, false, d}, {b.as<uint8_t>(), 32, false, d}, c.data(), 16,
                         true, false),
                std::invalid_argument);  // misaligned
@@ -336,8 +351,8 @@ INSTANTIATE_TEST_SUITE_P(
     Recipes, Fp8LayerVsCpuRecipe,
     testing::Values(Fp8LayerCase{"current_promoted", precision::Recipe::Fp8Current, precision::Accumulate::Promoted, 1},
                     Fp8LayerCase{"current_limited", precision::Recipe::Fp8Current, precision::Accumulate::Limited, 1},
-                    Fp8LayerCase{"delayed_second_step", precision::Recipe::Fp8Delayed,
-                                 precision::Accumulate::Promoted, 2}),
+                    Fp8LayerCase{"delayed_second_step", precision::Recipe::Fp8Delayed, precision::Accumulate::Promoted,
+                                 2}),
     [](const testing::TestParamInfo<Fp8LayerCase>& info) { return std::string(info.param.name); });
 
 #endif

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/store.hpp"
+#include "backends/cuda/device.hpp"
 #include "support/test_support.hpp"
 
 namespace mlsb {
@@ -173,6 +174,19 @@ TEST(CliRun, DryRunPrintsTheCases) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("toolbench/"), HasSubstr("trials=1"), HasSubstr("trials=2"),
                            HasSubstr("samples 3..3"), HasSubstr("2 case(s)")));
+}
+
+TEST(CliRun, DryRunSaysWhatWillSkipAndWarnsOfUnusedValues) {
+  std::string why;
+  if (!cuda::cuda_available(&why)) {  // a cuda case skips for want of a GPU: the dry run says so
+    const auto r = test::run_cli("run moe_train.layer --backend cuda -p dtype=bf16 --dry-run");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("will be skipped: backend cuda: no usable GPU"));
+  }
+  const auto r = test::run_cli("run moe_train.lm -p accumulate=limited --dry-run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("mlsysbench: warning: -p accumulate: accumulate applies only where precision is"));
+  EXPECT_THAT(r.out, HasSubstr("1 case(s)"));
 }
 
 TEST(CliStore, DbRmRefusesARunStillMarkedRunningUnlessForced) {

@@ -230,6 +230,22 @@ TEST(HarnessPlan, AnAxisThatDoesNotApplyMakesOneCaseNamedWithoutIt) {
   const Plan codecs = build_plan("compress.codec", {}, {{"codec", {"zstd", "lz4"}}, {"level", {"1", "3"}}}, {}, "");
   EXPECT_EQ(names(codecs), (std::vector<std::string>{"compress.codec/codec=zstd,level=1", "compress.codec/codec=zstd,level=3",
                                                      "compress.codec/codec=lz4"}));
+  EXPECT_TRUE(overlap.warnings.empty()) << "chunks applies to two of the cases";
+}
+
+TEST(HarnessPlan, AValueForAnAxisThatAppliesToNoCaseIsWarnedAbout) {
+  const Plan fp32 = build_plan("moe_train.lm", {}, {{"accumulate", {"limited"}}}, {}, "");
+  ASSERT_EQ(fp32.cases.size(), 1u);
+  ASSERT_EQ(fp32.warnings.size(), 1u);
+  EXPECT_THAT(fp32.warnings[0], testing::StartsWith("-p accumulate: accumulate applies only where precision is fp8-delayed"));
+  EXPECT_THAT(fp32.warnings[0], testing::HasSubstr("its value is not used"));
+  const Plan sweep = build_plan("moe_train.lm", {}, {{"accumulate", {"limited"}}, {"precision", {"fp32", "nvfp4"}}}, {}, "");
+  EXPECT_EQ(sweep.cases.size(), 2u);
+  EXPECT_TRUE(sweep.warnings.empty()) << "accumulate applies to the nvfp4 case";
+  const Plan two = build_plan("moe_train.lm", {}, {{"amax_history", {"16"}}, {"accumulate", {"promoted"}}, {"precision", {"mxfp8"}}},
+                              {}, "");
+  ASSERT_EQ(two.warnings.size(), 1u) << "accumulate applies; amax_history (fp8-delayed only) does not";
+  EXPECT_THAT(two.warnings[0], testing::StartsWith("-p amax_history: amax_history applies only where precision is fp8-delayed,"));
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ precision::PrecisionConfig with(Recipe r, Accumulate a = Accumulate::Promoted) {
 }
 
 TEST(GpuPrecision, TheLayerRunsBf16AndPerTensorFp8) {
-  for (Recipe r : {Recipe::Fp32, Recipe::Bf16}) EXPECT_EQ(gpu_precision_unsupported(with(r, Accumulate::Fp32), config()), "");
+  for (Recipe r : {Recipe::Fp32, Recipe::Bf16})
+    EXPECT_EQ(gpu_precision_unsupported(with(r, Accumulate::Fp32), config()), "");
   for (Recipe r : {Recipe::Fp8Current, Recipe::Fp8Delayed})
     for (Accumulate a : {Accumulate::Promoted, Accumulate::Limited}) {
       EXPECT_EQ(gpu_precision_unsupported(with(r, a), config()), "");

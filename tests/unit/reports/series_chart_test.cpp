@@ -165,7 +165,7 @@ TEST(SeriesItems, HtmlReportPlotsACaseCurve) {
 TEST(SeriesItems, HtmlReportOverlaysASeriesTheCasesShare) {
   RunData d;
   d.run.uuid = "u";
-  for (const std::string p : {"fp32", "fp8-current", "nvfp4"}) {
+  for (const std::string p : {"fp32", "bf16", "fp8-delayed", "fp8-current", "fp8-blockwise", "mxfp8", "nvfp4"}) {
     d.cases.push_back(test::make_case("moe_train.lm", {{"precision", p}}, {{"step_ms", {1.0}}}));
     auto& items = d.cases.back().items;
     for (int i = 0; i < 3; ++i) items.push_back({"series/loss/" + std::to_string(i), {{"x", i}, {"y", 3.0 - i}}});
@@ -177,8 +177,8 @@ TEST(SeriesItems, HtmlReportOverlaysASeriesTheCasesShare) {
     items.push_back({"chart/loss_gap", {{"caption", "loss gap"}, {"marks", {{{"y", 0}, {"label", "fp32"}}}}}});
   }
   const std::string html = render(d, Format::Html);
-  const std::string loss = "<figcaption>training loss, one line per case (3 cases)</figcaption>";
-  const std::string gap = "<figcaption>loss gap, one line per case (2 cases)</figcaption>";
+  const std::string loss = "<figcaption>training loss, one line per case (7 cases)</figcaption>";
+  const std::string gap = "<figcaption>loss gap, one line per case (6 cases)</figcaption>";
   ASSERT_THAT(html, testing::HasSubstr(loss));
   ASSERT_THAT(html, testing::HasSubstr(gap));
   EXPECT_THAT(html, testing::Not(testing::HasSubstr("expert_load, one line per case")));
@@ -188,8 +188,34 @@ TEST(SeriesItems, HtmlReportOverlaysASeriesTheCasesShare) {
   };
   EXPECT_THAT(svg_of(loss), testing::HasSubstr(">precision=nvfp4</text>"));  // the legend
   EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s2\""));
+  // Six colours, then the same six dashed: the seventh line (nvfp4) is not drawn as the first (fp32).
+  EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s0\""));
+  EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s0 alt\""));
   EXPECT_THAT(svg_of(loss), testing::Not(testing::HasSubstr("eval")));       // each case's own eval loss differs
   EXPECT_THAT(svg_of(gap), testing::HasSubstr("fp32"));                      // the shared zero line stays
+}
+
+TEST(ItemTables, HtmlReportFoldsAPerSiteFamilyIntoATable) {
+  RunData d;
+  d.run.uuid = "u";
+  d.cases.push_back(test::make_case("moe_train.lm", {{"precision", "mxfp8"}}, {{"step_ms", {1.0}}}));
+  d.cases.back().items.push_back({"gemm_error/block0.expert.fc1", {{"recipe", "mxfp8"}, {"fprop_rel_err", 0.0361}}});
+  d.cases.back().items.push_back({"gemm_error/block1.attn.qkv", {{"recipe", "mxfp8"}, {"wgrad_rel_err", 0.0333}}});
+  d.cases.back().items.push_back({"series/loss/0", {{"x", 0}, {"y", 3.0}}});
+  const std::string html = render(d, Format::Html);
+  const size_t at = html.find("<summary>GEMM error per site");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = html.substr(at, html.find("</details>", at) - at);
+  EXPECT_THAT(table, testing::HasSubstr(">block0.expert.fc1<"));
+  EXPECT_THAT(table, testing::HasSubstr(">block1.attn.qkv<"));
+  EXPECT_THAT(table, testing::HasSubstr(">0.03610<"));
+  EXPECT_THAT(table, testing::HasSubstr(">wgrad_rel_err<"));
+  EXPECT_THAT(table, testing::HasSubstr(">—<")) << "each site lacks the other's error";
+  EXPECT_THAT(table, testing::Not(testing::HasSubstr("series")));
+  RunData plain;
+  plain.run.uuid = "v";
+  plain.cases.push_back(test::make_case("moe_train.lm", {}, {{"step_ms", {1.0}}}));
+  EXPECT_THAT(render(plain, Format::Html), testing::Not(testing::HasSubstr("GEMM error per site")));
 }
 
 // A swept numeric axis gets one line chart per metric with a line per combination of the other axes (a line

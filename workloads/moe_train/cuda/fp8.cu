@@ -2,6 +2,7 @@
 // and its cast to E4M3 or E5M2 under the tensor's scale, as stored or transposed (cuBLASLt's FP8 GEMMs read both
 // operands with the reduction dimension contiguous). The rounding is formats::f32_to_e4m3 / f32_to_e5m2, the
 // code the CPU recipes' quantisers are checked against, and the current scale is their max / amax.
+#include <algorithm>
 #include <cfloat>
 
 #include "workloads/moe_train/cuda/device_vec.hpp"
@@ -11,10 +12,10 @@ namespace mlsb::moe_train::gpu {
 namespace {
 
 constexpr int kFp8Threads = 256;
-constexpr int kTile = 32;      // transposed cast: 32 x 32 tiles
-constexpr int kTileRows = 8;   // of 32 x 8 threads, 4 rows each
+constexpr int kTile = 32;     // transposed cast: 32 x 32 tiles
+constexpr int kTileRows = 8;  // of 32 x 8 threads, 4 rows each
 
-// |v| when finite, else 0 (the CPU quantisers' fp8_finite_abs: a non-finite value never sets the scale).
+// |v| when finite, else 0 (the CPU quantisers' finite_abs: a non-finite value never sets the scale).
 __device__ __forceinline__ float fp8_finite_abs(float v) { return fabsf(v) <= FLT_MAX ? fabsf(v) : 0.0f; }
 
 __global__ void __launch_bounds__(kFp8Threads) fp8_amax_kernel(const bf16* x, int64_t n, Fp8Scale* s) {
@@ -36,8 +37,9 @@ __global__ void __launch_bounds__(kFp8Threads) fp8_amax_kernel(const bf16* x, in
 // The step's encode scale: delayed scaling's (set by the host), or current scaling's min(max / amax, FLT_MAX),
 // 1 for an all-zero tensor (precision/quantize.cpp's amax_scale). Block 0's first thread stores it and 1 / scale.
 __device__ __forceinline__ float fp8_tensor_scale(Fp8Scale* s, bool current, float max) {
-  float scale = s->scale;
-  if (current) scale = s->amax > 0 ? fminf(__fdiv_rn(max, s->amax), FLT_MAX) : 1.0f;
+  // Current scaling reads only the amax (block 0 writes the scale meanwhile); delayed only the host's scale.
+  const float amax = current ? s->amax : 0.0f;
+  const float scale = current ? (amax > 0 ? fminf(__fdiv_rn(max, amax), FLT_MAX) : 1.0f) : s->scale;
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) {
     if (current) s->scale = scale;
     s->descale = __fdiv_rn(1.0f, scale);
@@ -49,33 +51,36 @@ __device__ __forceinline__ uint8_t fp8_code(float v, bool e5m2) {
   return e5m2 ? formats::f32_to_e5m2(v) : formats::f32_to_e4m3(v);
 }
 
-__global__ void __launch_bounds__(kFp8Threads) fp8_cast_kernel(const bf16* x, int64_t n, Fp8Scale* s, bool current,
-                                                           bool e5m2, uint8_t* out) {
+__global__ void __launch_bounds__(kFp8Threads)
+    fp8_cast_kernel(const bf16* x, int64_t n, Fp8Scale* s, bool current, bool e5m2, uint8_t* out) {
   const float scale = fp8_tensor_scale(s, current, e5m2 ? 57344.0f : 448.0f);
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     out[i] = fp8_code(formats::bf16_to_f32(x[i]) * scale, e5m2);
 }
 
-// out [cols, out_ld]: out[c, r] = q(x[r, c]) for r < rows, 0 for rows <= r < out_ld. Block (x, y) does rows
-// [32x, 32x + 32) of out's columns and columns [32y, 32y + 32) of x, through shared memory so that both the reads
-// of x and the writes of out run along rows.
-__global__ void __launch_bounds__(kTile* kTileRows) fp8_cast_transposed_kernel(const bf16* x, int64_t rows, int64_t cols,
-                                                                         Fp8Scale* s, bool current, bool e5m2,
-                                                                         int64_t out_ld, uint8_t* out) {
+// out [cols, out_ld]: out[c, r] = q(x[r, c]) for r < rows, 0 for rows <= r < out_ld. Block (x, y) does columns
+// [32x, 32x + 32) of x and, stepping by 32 gridDim.y, 32-row tiles of out's columns from 32y, through shared memory
+// so that both the reads of x and the writes of out run along rows.
+__global__ void __launch_bounds__(kTile * kTileRows)
+    fp8_cast_transposed_kernel(const bf16* x, int64_t rows, int64_t cols, Fp8Scale* s, bool current, bool e5m2,
+                               int64_t out_ld, uint8_t* out) {
   const float scale = fp8_tensor_scale(s, current, e5m2 ? 57344.0f : 448.0f);
   __shared__ uint8_t tile[kTile][kTile + 4];
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kTile, c0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int64_t c = c0 + threadIdx.x;
-  for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-    const int64_t r = r0 + i;
-    tile[i][threadIdx.x] = r < rows && c < cols ? fp8_code(formats::bf16_to_f32(x[r * cols + c]) * scale, e5m2) : 0;
-  }
-  __syncthreads();
-  const int64_t r = r0 + threadIdx.x;
-  for (int i = threadIdx.y; i < kTile; i += kTileRows) {
-    const int64_t oc = c0 + i;
-    if (oc < cols && r < out_ld) out[oc * out_ld + r] = tile[threadIdx.x][i];
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kTile, c = c0 + threadIdx.x;
+  for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * kTile; r0 < out_ld;
+       r0 += static_cast<int64_t>(gridDim.y) * kTile) {
+    for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+      const int64_t r = r0 + i;
+      tile[i][threadIdx.x] = r < rows && c < cols ? fp8_code(formats::bf16_to_f32(x[r * cols + c]) * scale, e5m2) : 0;
+    }
+    __syncthreads();
+    const int64_t r = r0 + threadIdx.x;
+    for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+      const int64_t oc = c0 + i;
+      if (oc < cols && r < out_ld) out[oc * out_ld + r] = tile[threadIdx.x][i];
+    }
+    __syncthreads();  // the tile is rewritten by the next step
   }
 }
 
@@ -90,12 +95,14 @@ void fp8_cast(const bf16* x, int64_t rows, int64_t cols, Fp8Scale* s, bool curre
               int64_t out_ld, uint8_t* out, cudaStream_t stream) {
   if (!transposed) {
     if (rows <= 0 || cols <= 0) return;
-    fp8_cast_kernel<<<detail::grid_blocks(rows * cols, kFp8Threads), kFp8Threads, 0, stream>>>(x, rows * cols, s, current,
-                                                                                          e5m2, out);
+    fp8_cast_kernel<<<detail::grid_blocks(rows * cols, kFp8Threads), kFp8Threads, 0, stream>>>(x, rows * cols, s,
+                                                                                               current, e5m2, out);
     return;
   }
   if (out_ld <= 0 || cols <= 0) return;
-  const dim3 grid(static_cast<unsigned>((out_ld + kTile - 1) / kTile), static_cast<unsigned>((cols + kTile - 1) / kTile));
+  const int64_t row_tiles = (out_ld + kTile - 1) / kTile;  // gridDim.y is at most 65535: the kernel steps over more
+  const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
+                  static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)));
   fp8_cast_transposed_kernel<<<grid, dim3(kTile, kTileRows), 0, stream>>>(x, rows, cols, s, current, e5m2, out_ld, out);
 }
 

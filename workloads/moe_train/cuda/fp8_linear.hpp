@@ -66,8 +66,9 @@ class Fp8Linear {
   DeviceMemory mem_, qa_, qb_;  // mem_: scales [n, 3], then weights transposed [n, out, in] and as stored
   Fp8Scale* scales_ = nullptr;
   uint8_t *wt_ = nullptr, *w_ = nullptr;
-  cuda::PinnedBuffer<Fp8Scale> up_, down_;  // the scales' host side: set for the next step, read after a step
+  cuda::PinnedBuffer<Fp8Scale> up_, down_;         // the scales' host side: set for the next step, read after a step
   std::vector<precision::AmaxHistory> histories_;  // [instance * 3 + role], delayed scaling
+  std::vector<bool> ran_;                          // [instance]: whether it had rows since begin()
 };
 
 }  // namespace mlsb::moe_train::gpu

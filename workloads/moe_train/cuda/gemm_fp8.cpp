@@ -74,8 +74,14 @@ const Fp8Gemm::Plan& Fp8Gemm::plan(const Key& key) {
   check_blas(lt.preference_create(&pref), "cublasLtMatmulPreferenceCreate");
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t set = lt.preference_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                               sizeof workspace_bytes_);
+  cublasStatus_t set =
+      lt.preference_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_, sizeof workspace_bytes_);
+  // The heuristic assumes 256-byte aligned operands unless told otherwise; ours are 16-byte aligned (an expert's
+  // rows start inside its tensor), which run() checks.
+  const uint32_t alignment = 16;
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    if (set == CUBLAS_STATUS_SUCCESS) set = lt.preference_set(pref, attr, &alignment, sizeof alignment);
   const cublasStatus_t asked = set != CUBLAS_STATUS_SUCCESS
                                    ? set
                                    : lt.heuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->a, p->b, p->c,
@@ -98,7 +104,8 @@ void Fp8Gemm::run(int64_t M, int64_t N, int64_t K, const Fp8Operand& a, const Fp
   if (K % 16 || a.ld % 16 || bt.ld % 16 || ldc % (c_fp32 ? 4 : 8) || !aligned16(a.data) || !aligned16(bt.data) ||
       !aligned16(c))
     throw std::invalid_argument("fp8 GEMM: K " + std::to_string(K) + ", lda " + std::to_string(a.ld) + ", ldb " +
-                                std::to_string(bt.ld) + ": cuBLASLt's FP8 GEMMs need multiples of 16 and 16-byte "
+                                std::to_string(bt.ld) +
+                                ": cuBLASLt's FP8 GEMMs need multiples of 16 and 16-byte "
                                 "aligned operands");
   if (a.e5m2 && bt.e5m2) throw std::invalid_argument("fp8 GEMM: E5M2 x E5M2 is not an FP8 GEMM cuBLASLt offers");
   const Plan& p = plan({M, N, K, a.ld, bt.ld, ldc, a.e5m2, bt.e5m2, c_fp32, fast_accum});
@@ -109,8 +116,8 @@ void Fp8Gemm::run(int64_t M, int64_t N, int64_t K, const Fp8Operand& a, const Fp
   check_blas(lt.desc_set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a.descale, sizeof a.descale),
              "cublasLtMatmulDescSetAttribute (B scale)");
   const float alpha = 1.0f, beta = 0.0f;
-  check_blas(lt.matmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, bt.data, p.a, a.data, p.b, &beta, c,
-                       p.c, c, p.c, &p.algo, workspace_, workspace_bytes_, stream_),
+  check_blas(lt.matmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, bt.data, p.a, a.data, p.b, &beta, c, p.c,
+                       c, p.c, &p.algo, workspace_, workspace_bytes_, stream_),
              "cublasLtMatmul (fp8)");
 }
 
