@@ -171,7 +171,10 @@ TEST(PrecisionQuantize, Avx2LoopsEqualThePortableOnes) {
   const int64_t cols = 1000, rows = static_cast<int64_t>(x.size()) / cols;
   for (const OperandFormat f : {OperandFormat{Scaling::TensorCurrent, Element::E4M3}, OperandFormat{Scaling::Mx, Element::E5M2, 32},
                                 OperandFormat{Scaling::Nvfp4, Element::E2M1, 16}, OperandFormat{Scaling::Block, Element::E4M3, 128},
-                                OperandFormat{Scaling::Bf16}}) {
+                                OperandFormat{Scaling::Bf16},
+                                // stochastic rounding: the same random bits per element, the same decisions
+                                OperandFormat{Scaling::Nvfp4, Element::E2M1, 16, false, true},
+                                OperandFormat{Scaling::Mx, Element::E5M2, 32, false, true}}) {
     QuantCounts vc, pc;
     const auto vec = quantized(f, x, rows, cols, false, &vc);
     std::vector<float> port;
@@ -184,6 +187,14 @@ TEST(PrecisionQuantize, Avx2LoopsEqualThePortableOnes) {
     EXPECT_EQ(vc.underflow, pc.underflow);
     EXPECT_EQ(vc.saturated, pc.saturated);
   }
+  // The Hadamard transform along rows (the wgrad inputs'), 13 columns: the AVX2 body and its scalar tail.
+  auto hv = normal_floats(32 * 13, 3), hp = hv;
+  hadamard16(hv.data(), 32, 13, true, 0xA5C3);
+  {
+    ScopedSimdLimit scalar(Simd::scalar);
+    hadamard16(hp.data(), 32, 13, true, 0xA5C3);
+  }
+  EXPECT_EQ(hv, hp);
   const auto a = normal_floats(37 * 300, 1), b = normal_floats(300 * 45, 2);
   std::vector<float> cv(37 * 45), cp(cv.size());
   gemm_accumulate(Accumulate::Promoted, a.data(), b.data(), 37, 45, 300, 0.0f, cv.data(), 45);

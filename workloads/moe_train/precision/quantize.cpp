@@ -73,7 +73,7 @@ float saturation_bound(const formats::ElementSpec& spec) {
 double scale_bytes(Scaling s) { return s == Scaling::Mx || s == Scaling::Nvfp4 ? 1 : 4; }
 
 // One row under per-column multipliers, counting underflow and saturation: the portable loop (formats::fake_round
-// per element), and below it the AVX2 one for round to nearest even, the same operations on eight lanes.
+// per element), and below it the AVX2 one, the same operations (and the same random bits) on eight lanes.
 template <int M, int B, bool SR>
 void quantize_row(const float* x, int64_t n, const float* enc, const float* dec, float max, float sat_above, uint32_t seed,
                   uint32_t index0, float* out, QuantCounts& c) {
@@ -91,24 +91,52 @@ void quantize_row(const float* x, int64_t n, const float* enc, const float* dec,
 }
 
 #ifdef MLSB_SIMD_X86
-template <int M, int B>
+// mix32 on eight lanes.
+MLSB_TARGET_AVX2 inline __m256i mix32_avx2(__m256i x) {
+  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+  x = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(0x7feb352du)));
+  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+  x = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(0x846ca68bu)));
+  return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+}
+
+template <int M, int B, bool SR>
 MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* enc, const float* dec, float max,
-                                        float sat_above, float* out, QuantCounts& c) {
+                                        float sat_above, uint32_t seed, uint32_t index0, float* out, QuantCounts& c) {
   constexpr int drop = 23 - M;
   const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), frac_mask = _mm256_set1_epi32(~((1 << drop) - 1));
   const __m256i half = _mm256_set1_epi32((1 << (drop - 1)) - 1), one = _mm256_set1_epi32(1);
   const __m256i min_normal = _mm256_set1_epi32((127 + 1 - B) << 23), inf = _mm256_set1_epi32(0x7F800000);
   const __m256 big = _mm256_set1_ps(formats::u2f(static_cast<uint32_t>(127 + 1 - B - M + 23) << 23));
   const __m256 maxv = _mm256_set1_ps(max), zero = _mm256_setzero_ps();
+  // Stochastic rounding: element i's bits are mix32(index0 + i + seed); below the normal range the value rounds up
+  // a step q = 2^(1-B-M) when the top 24 random bits, as a fraction, fall below its remainder.
+  const float q_s = formats::u2f(static_cast<uint32_t>(127 + 1 - B - M) << 23);
+  const __m256 q = _mm256_set1_ps(q_s), inv_q = _mm256_set1_ps(1.0f / q_s), one_f = _mm256_set1_ps(1.0f);
+  const __m256 below = _mm256_set1_ps(formats::u2f(static_cast<uint32_t>(127 + 1 - B) << 23));
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), low_mask = _mm256_set1_epi32((1 << drop) - 1);
   int64_t under = 0, sat = 0, i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 xi = _mm256_loadu_ps(x + i), v = _mm256_mul_ps(xi, _mm256_loadu_ps(enc + i));
     const __m256i vb = _mm256_castps_si256(v), abs = _mm256_and_si256(vb, abs_mask);
     const __m256i sign = _mm256_andnot_si256(abs_mask, vb);
-    const __m256i inc = _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(abs, drop), one));
-    const __m256 normal = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(abs, inc), frac_mask));
     const __m256 a = _mm256_castsi256_ps(abs);
-    const __m256 sub = _mm256_sub_ps(_mm256_add_ps(a, big), big);
+    __m256i inc;
+    __m256 sub;
+    if constexpr (SR) {
+      const __m256i counter = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(index0 + static_cast<uint32_t>(i) + seed)), lanes);
+      const __m256i random = mix32_avx2(counter);
+      inc = _mm256_and_si256(random, low_mask);
+      const __m256 units = _mm256_mul_ps(_mm256_min_ps(a, below), inv_q);
+      const __m256 whole = _mm256_round_ps(units, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      const __m256 frac = _mm256_sub_ps(units, whole);
+      const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(random, 8)), _mm256_set1_ps(0x1p-24f));
+      sub = _mm256_mul_ps(_mm256_add_ps(whole, _mm256_and_ps(_mm256_cmp_ps(u, frac, _CMP_LT_OQ), one_f)), q);
+    } else {
+      inc = _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(abs, drop), one));
+      sub = _mm256_sub_ps(_mm256_add_ps(a, big), big);
+    }
+    const __m256 normal = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(abs, inc), frac_mask));
     __m256 r = _mm256_blendv_ps(normal, sub, _mm256_castsi256_ps(_mm256_cmpgt_epi32(min_normal, abs)));
     r = _mm256_min_ps(r, maxv);
     r = _mm256_or_ps(r, _mm256_castsi256_ps(sign));
@@ -124,23 +152,22 @@ MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* 
     sat += __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(finite, over)));
   }
   c.underflow += under, c.saturated += sat;
-  if (i < n) quantize_row<M, B, false>(x + i, n - i, enc + i, dec + i, max, sat_above, 0, 0, out + i, c);
+  if (i < n)
+    quantize_row<M, B, SR>(x + i, n - i, enc + i, dec + i, max, sat_above, seed, index0 + static_cast<uint32_t>(i),
+                           out + i, c);
 }
 #endif
 
 using RowKernel = void (*)(const float*, int64_t, const float*, const float*, float, float, uint32_t, uint32_t,
                            float*, QuantCounts&);
 
-// The row kernel of an element and rounding, AVX2 where the CPU has it and the rounding is to nearest even.
+// The row kernel of an element and rounding, AVX2 where the CPU has it.
 template <int M, int B>
 RowKernel row_kernel_of(bool sr) {
-  if (sr) return quantize_row<M, B, true>;
 #ifdef MLSB_SIMD_X86
-  if (simd_level() >= Simd::avx2)
-    return [](const float* x, int64_t n, const float* enc, const float* dec, float max, float sat_above, uint32_t,
-              uint32_t, float* out, QuantCounts& c) { quantize_row_avx2<M, B>(x, n, enc, dec, max, sat_above, out, c); };
+  if (simd_level() >= Simd::avx2) return sr ? quantize_row_avx2<M, B, true> : quantize_row_avx2<M, B, false>;
 #endif
-  return quantize_row<M, B, false>;
+  return sr ? quantize_row<M, B, true> : quantize_row<M, B, false>;
 }
 
 RowKernel row_kernel(Element e, bool sr) {
@@ -273,25 +300,56 @@ QuantCounts quantize(const OperandFormat& f, const Operand& m, float tensor_scal
   return c;
 }
 
+namespace {
+
+// The whole-row steps of hadamard16 along rows: a, b <- a + b, a - b, and a row times s (a sign, or the 1/4 that
+// makes the transform orthonormal); portable, and AVX2 (the same single operations, so bit for bit the same).
+void butterfly_rows(float* a, float* b, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    const float x = a[c], y = b[c];
+    a[c] = x + y, b[c] = x - y;
+  }
+}
+void scale_row(float* a, int64_t n, float s) {
+  for (int64_t c = 0; c < n; ++c) a[c] *= s;
+}
+#ifdef MLSB_SIMD_X86
+MLSB_TARGET_AVX2 void butterfly_rows_avx2(float* a, float* b, int64_t n) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256 x = _mm256_loadu_ps(a + c), y = _mm256_loadu_ps(b + c);
+    _mm256_storeu_ps(a + c, _mm256_add_ps(x, y));
+    _mm256_storeu_ps(b + c, _mm256_sub_ps(x, y));
+  }
+  butterfly_rows(a + c, b + c, n - c);
+}
+MLSB_TARGET_AVX2 void scale_row_avx2(float* a, int64_t n, float s) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) _mm256_storeu_ps(a + c, _mm256_mul_ps(_mm256_loadu_ps(a + c), _mm256_set1_ps(s)));
+  scale_row(a + c, n - c, s);
+}
+#endif
+
+}  // namespace
+
 void hadamard16(float* m, int64_t rows, int64_t cols, bool k_rows, uint16_t signs) {
   constexpr int kN = 16;
   if (k_rows) {  // groups of 16 rows, each butterfly a whole-row operation
+    auto butterfly = butterfly_rows;
+    auto scale = scale_row;
+#ifdef MLSB_SIMD_X86
+    if (simd_level() >= Simd::avx2) butterfly = butterfly_rows_avx2, scale = scale_row_avx2;
+#endif
     for (int64_t g = 0; g + kN <= rows; g += kN) {
       float* p[kN];
       for (int j = 0; j < kN; ++j) {
         p[j] = m + (g + j) * cols;
-        if ((signs >> j) & 1u)
-          for (int64_t c = 0; c < cols; ++c) p[j][c] = -p[j][c];
+        if ((signs >> j) & 1u) scale(p[j], cols, -1.0f);
       }
       for (int h = 1; h < kN; h *= 2)
         for (int i = 0; i < kN; i += 2 * h)
-          for (int j = i; j < i + h; ++j)
-            for (int64_t c = 0; c < cols; ++c) {
-              const float a = p[j][c], b = p[j + h][c];
-              p[j][c] = a + b, p[j + h][c] = a - b;
-            }
-      for (int j = 0; j < kN; ++j)
-        for (int64_t c = 0; c < cols; ++c) p[j][c] *= 0.25f;
+          for (int j = i; j < i + h; ++j) butterfly(p[j], p[j + h], cols);
+      for (int j = 0; j < kN; ++j) scale(p[j], cols, 0.25f);
     }
     return;
   }
