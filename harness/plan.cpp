@@ -178,6 +178,36 @@ size_t Plan::counted() const {
       std::count_if(cases.begin(), cases.end(), [](const CaseSpec& c) { return c.measure == "instructions"; }));
 }
 
+namespace {
+
+// A -p axis that applies only under another axis's values (Axis::applies_if) and applies to none of the plan's
+// cases: a warning, unless every value given is the axis's default (nothing is lost then).
+void warn_unapplied(Plan& plan, const AxisOverrides& overrides) {
+  std::map<std::string, WorkloadInfo> infos;
+  for (const auto& [axis, vals] : overrides) {
+    std::string condition;
+    bool applied = false;
+    for (const auto& c : plan.cases) {
+      auto it = infos.find(c.workload);
+      if (it == infos.end()) it = infos.emplace(c.workload, make_workload(c.workload)->info()).first;
+      const Axis* a = it->second.find_axis(axis);
+      if (!a || a->applies_if.empty()) continue;
+      bool defaults = true;
+      for (const auto& text : vals)
+        for (const auto& v : parse_values(a->type, text, axis))
+          defaults = defaults && to_string(v) == to_string(a->defaults.front());
+      if (defaults) continue;
+      if (a->applies(c.params)) applied = true;
+      condition = a->applies_if + " is " + join(a->applies_if_values, ", ");
+    }
+    if (!applied && !condition.empty())
+      plan.warnings.push_back("-p " + axis + " applies only where " + condition +
+                              "; no case here has that, so its value is not used");
+  }
+}
+
+}  // namespace
+
 Plan build_plan(std::string_view target, const std::vector<std::filesystem::path>& suite_dirs,
                 const AxisOverrides& overrides, const RunnerOverrides& runner, const std::string& filter) {
   struct Entry {
@@ -227,8 +257,6 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
   }
 
   std::set<std::string> used;
-  std::map<std::string, std::string> unapplied;  // -p axes that apply only under another's values: the condition,
-                                                 // until a case where they apply is seen
   if (!suite_file && find_alias(target))  // resolve_alias placed every override or threw
     for (const auto& [axis, vals] : overrides) used.insert(axis);
   std::string all_axes;
@@ -251,13 +279,6 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     if (e.expected_s > 0 && runner.min_samples)
       e.expected_s *= static_cast<double>(*runner.min_samples) / std::max(1, e.runner.apply(info.runner).min_samples);
     for (auto& p : expand_axes(info, e.params)) {
-      for (const auto& [axis, vals] : overrides)
-        if (const Axis* a = info.find_axis(axis); a && !a->applies_if.empty()) {
-          if (a->applies(p))
-            unapplied[axis] = "";
-          else if (!unapplied.count(axis))
-            unapplied[axis] = a->applies_if + " is " + join(a->applies_if_values, ", ");
-        }
       const RunnerDefaults settings = over.apply(info.runner);
       for (const auto& axis : info.axes) {
         const std::string text = to_string(p.at(axis.name));
@@ -276,10 +297,6 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
                                             all_axes.substr(plan.suite.size() + 2) + ")" + did_you_mean(axis, axis_pool)
                                       : "-p " + axis + ": no workload in suite '" + plan.suite + "' has an axis '" +
                                             axis + "' (" + all_axes + ")" + did_you_mean(axis, axis_pool));
-  for (const auto& [axis, condition] : unapplied)
-    if (!condition.empty())
-      plan.warnings.push_back("-p " + axis + ": " + axis + " applies only where " + condition +
-                              ", which no case here has; its value is not used");
   if (!filter.empty()) {
     std::regex re;
     try {
@@ -289,6 +306,7 @@ Plan build_plan(std::string_view target, const std::vector<std::filesystem::path
     }
     std::erase_if(plan.cases, [&](const CaseSpec& c) { return !std::regex_search(c.id(), re); });
   }
+  warn_unapplied(plan, overrides);
   return plan;
 }
 

@@ -72,8 +72,9 @@ void validate_value(const Axis& axis, const Value& value);
 struct Plan {
   std::string suite;  ///< suite name, or the workload name for a single-workload run
   std::vector<CaseSpec> cases;
-  /// What the user should know about the plan: a -p value for an axis that applies to none of the cases (an
-  /// axis that applies only under some value of another, such as accumulate under an fp8 or fp4 precision).
+  /// What the user should know about the plan: a -p value (other than the default) for an axis that applies to
+  /// none of the cases left after the filter (an axis that applies only under some values of another, such as
+  /// accumulate under an fp8 or fp4 precision).
   std::vector<std::string> warnings;
   /// Sets every case's instrument (`run --measure`), in place of its suite entry's or suite's.
   void set_measure(const std::string& m);

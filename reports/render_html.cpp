@@ -35,7 +35,7 @@ void series_overlays(std::string& out, const WorkloadGroup& g) {
     if (g.cases[i]->status != CaseStatus::Ok) continue;
     for (SeriesChart& s : collect_series(*g.cases[i])) {
       if (s.options.columns) continue;
-      lines[s.name].push_back({labels[i], s.points});
+      lines[s.name].push_back({labels[i], s.points, static_cast<int>(i)});  // a case keeps its colour on every chart
       const auto [at, first] = look.emplace(s.name, s);
       bool& same = same_marks.emplace(s.name, true).first->second;
       if (!first) {

@@ -20,7 +20,7 @@ svg.chart .bar{fill:#54aeff}svg.chart .err,svg.chart .axis{stroke:#1f2328;stroke
 svg.chart .level{stroke:#8c959f;stroke-width:3;opacity:.5;fill:none}svg.chart .step{stroke:#8c959f;stroke-width:1.5;stroke-dasharray:4 3}svg.chart .step.regression{stroke:#cf222e}svg.chart .pt{fill:#0969da}svg.chart .pt.throttled{fill:#fff;stroke:#bc4c00}
 svg.chart .line{stroke:#0969da;stroke-width:1.5;fill:none}svg.chart text{font-size:11px;fill:#1f2328}svg.chart .lbl{text-anchor:end}svg.chart .end{text-anchor:end}
 svg.chart .grp{font-weight:600}svg.chart .mid{text-anchor:middle}svg.chart .start{text-anchor:start}svg.chart .grid{stroke:#d0d7de;stroke-width:1}
-svg.chart .mark{stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:6 4;fill:none}svg.chart .mark-label{fill:#bc4c00;paint-order:stroke;stroke:#fff;stroke-width:3px}
+svg.chart .mark{stroke:#1f2328;stroke-width:1.5;stroke-dasharray:6 4;fill:none}svg.chart .mark-label{fill:#1f2328;paint-order:stroke;stroke:#fff;stroke-width:3px}
 svg.chart .frontier{stroke:#1a7f37;stroke-width:1.5;fill:none}svg.chart .pt.front{fill:#1a7f37}svg.chart .pt.other{fill:#fff;stroke:#0969da;stroke-width:1.5}
 details.more-charts{margin:8px 0 20px}details.more-charts>summary{cursor:pointer;font-weight:600}
 svg.chart .line.alt{stroke-dasharray:6 3}svg.chart .line.s1{stroke:#bc4c00}svg.chart .line.s2{stroke:#8250df}svg.chart .line.s3{stroke:#1a7f37}svg.chart .line.s4{stroke:#cf222e}svg.chart .line.s5{stroke:#57606a}

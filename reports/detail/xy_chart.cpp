@@ -186,6 +186,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
     if (f.y_ticks.size() < 2) f.y_ticks = {0, y1 > 0 ? y1 : 1};
   }
   f.y = span(f.y_ticks);
+  const auto slot_of = [&](size_t k) { return series[k].slot >= 0 ? static_cast<size_t>(series[k].slot) : k; };
   // The legend: a swatch and a label per named line, flowing in rows under the axis name.
   const double width = kXyLeft + kXyPlotW + 20, legend_top = kXyTop + kXyPlotH + kXyBottom;
   std::string legend;
@@ -195,7 +196,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
     const double w = 30 + kCharPx * static_cast<double>(series[k].label.size());
     if (rows == 0 || (lx + w > width && lx > kXyLeft)) lx = kXyLeft, ++rows;
     const double y = legend_top + 16 * rows - 4;
-    legend += "<path class=\"line" + series_class(k) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
+    legend += "<path class=\"line" + series_class(slot_of(k)) + "\" d=\"M" + svg_px(lx) + " " + svg_px(y - 4) + "h18\"/>";
     legend += "<text class=\"start\" x=\"" + svg_px(lx + 22) + "\" y=\"" + svg_px(y) + "\">" +
               html_escape(series[k].label) + "</text>";
     lx += w;
@@ -204,7 +205,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   out += axes(f, x_label, y_label);
   std::vector<std::vector<std::pair<double, double>>> drawn(series.size());  // px, for the mark labels
   for (size_t k = 0; k < shown.size(); ++k) {
-    const std::string cls = series.size() > 1 ? series_class(k) : "";
+    const std::string cls = series.size() > 1 ? series_class(slot_of(k)) : "";
     const std::string name = series[k].label.empty() ? "" : series[k].label + ": ";
     if (options.columns) {
       const double w = std::max(1.0, 2 * half / (f.x.hi - f.x.lo) * kXyPlotW * 0.8);

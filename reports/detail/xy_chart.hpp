@@ -26,6 +26,8 @@ struct XyOptions {
 struct XySeries {
   std::string label;
   std::vector<std::pair<double, double>> points;
+  int slot = -1;  ///< its colour and dash (six colours, then the six dashed): -1 its position among the series; a
+                  ///< fixed slot keeps one case's colour across charts that do not all draw every case
 };
 
 /// A tick's label: whole numbers (steps, experts, sizes) as integers, powers of two from 1024 up with the

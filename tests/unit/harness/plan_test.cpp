@@ -237,7 +237,7 @@ TEST(HarnessPlan, AValueForAnAxisThatAppliesToNoCaseIsWarnedAbout) {
   const Plan fp32 = build_plan("moe_train.lm", {}, {{"accumulate", {"limited"}}}, {}, "");
   ASSERT_EQ(fp32.cases.size(), 1u);
   ASSERT_EQ(fp32.warnings.size(), 1u);
-  EXPECT_THAT(fp32.warnings[0], testing::StartsWith("-p accumulate: accumulate applies only where precision is fp8-delayed"));
+  EXPECT_THAT(fp32.warnings[0], testing::StartsWith("-p accumulate applies only where precision is fp8-delayed"));
   EXPECT_THAT(fp32.warnings[0], testing::HasSubstr("its value is not used"));
   const Plan sweep = build_plan("moe_train.lm", {}, {{"accumulate", {"limited"}}, {"precision", {"fp32", "nvfp4"}}}, {}, "");
   EXPECT_EQ(sweep.cases.size(), 2u);
@@ -245,7 +245,11 @@ TEST(HarnessPlan, AValueForAnAxisThatAppliesToNoCaseIsWarnedAbout) {
   const Plan two = build_plan("moe_train.lm", {}, {{"amax_history", {"16"}}, {"accumulate", {"promoted"}}, {"precision", {"mxfp8"}}},
                               {}, "");
   ASSERT_EQ(two.warnings.size(), 1u) << "accumulate applies; amax_history (fp8-delayed only) does not";
-  EXPECT_THAT(two.warnings[0], testing::StartsWith("-p amax_history: amax_history applies only where precision is fp8-delayed,"));
+  EXPECT_THAT(two.warnings[0], testing::StartsWith("-p amax_history applies only where precision is fp8-delayed;"));
+  // The filter leaves only the case where it does not apply; the default value given loses nothing.
+  EXPECT_EQ(build_plan("moe_train.lm", {}, {{"accumulate", {"limited"}}, {"precision", {"fp32", "nvfp4"}}}, {}, "precision=fp32")
+                .warnings.size(), 1u);
+  EXPECT_TRUE(build_plan("moe_train.lm", {}, {{"accumulate", {"fp32"}}}, {}, "").warnings.empty());
 }
 
 }  // namespace

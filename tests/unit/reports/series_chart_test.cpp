@@ -191,6 +191,10 @@ TEST(SeriesItems, HtmlReportOverlaysASeriesTheCasesShare) {
   // Six colours, then the same six dashed: the seventh line (nvfp4) is not drawn as the first (fp32).
   EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s0\""));
   EXPECT_THAT(svg_of(loss), testing::HasSubstr("class=\"line s0 alt\""));
+  // A case keeps its colour on a chart that lacks another case (the gaps have no fp32 line).
+  EXPECT_THAT(svg_of(gap), testing::HasSubstr("class=\"line s0 alt\""));
+  EXPECT_THAT(svg_of(gap), testing::Not(testing::HasSubstr("class=\"line s0\"")));
+  EXPECT_THAT(svg_of(gap), testing::HasSubstr("class=\"line s1\""));
   EXPECT_THAT(svg_of(loss), testing::Not(testing::HasSubstr("eval")));       // each case's own eval loss differs
   EXPECT_THAT(svg_of(gap), testing::HasSubstr("fp32"));                      // the shared zero line stays
 }
