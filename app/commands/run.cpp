@@ -216,7 +216,8 @@ void print_plan(const Plan& plan, const std::string& backend) {
         "time limit %s, timeout %s, a sample lasts %s%s\n",
         c.display_name().c_str(), c.id().c_str(), r.warmup, r.min_samples, r.max_samples, r.min_time_s,
         r.max_noise * 100, seconds(r.max_time_s).c_str(), seconds(r.timeout_s).c_str(),
-        r.min_sample_s > 0 && comm::launcher_world_size() == 1
+        // Batching needs a warm-up call's time to size the batch (harness/runner/sampling.cpp's batch_calls).
+        r.min_sample_s > 0 && r.warmup > 0 && comm::launcher_world_size() == 1
             ? ("at least " + shortest(r.min_sample_s) + " s (batched)").c_str()
             : "one call",
         c.measure == "instructions" ? ", instructions counted under callgrind" : "");

@@ -64,6 +64,12 @@ Table item_family_table(const CaseRecord& c, std::string_view family) {
     for (const auto& [k, v] : item.second.items())
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
+  // Text columns (a site's recipe) first, then the numbers in the order of their names.
+  std::stable_partition(keys.begin(), keys.end(), [&](const std::string& k) {
+    return std::any_of(items.begin(), items.end(), [&](const auto* item) {
+      return item->second.contains(k) && item->second.at(k).is_string();
+    });
+  });
   Table t;
   if (items.empty()) return t;
   t.header.push_back(std::string(family));

@@ -26,7 +26,8 @@ Table cases_table(const WorkloadGroup& g);
 Table metrics_table(const WorkloadGroup& g);
 /// The items "<family>/<row>" of one case whose details are flat JSON objects (a workload's per-part numbers:
 /// moe_train's "gemm_error/<block>.<site>"), as a table: the row's name, then a column per key in the order first
-/// seen; numbers as fmt_num, strings as they are, a missing key "—". No rows when the case has no such item.
+/// seen, text columns first; numbers as fmt_num, strings as they are, a missing key "—". No rows when the case has
+/// no such item.
 Table item_family_table(const CaseRecord& c, std::string_view family);
 /// Toolbench task tables: per category, per expected tool, and the failing tasks.
 Table task_group_table(const std::string& first_column, const std::vector<TaskGroup>& groups, const TaskGroup& all);

@@ -214,6 +214,7 @@ TEST(ItemTables, HtmlReportFoldsAPerSiteFamilyIntoATable) {
   EXPECT_THAT(table, testing::HasSubstr(">block1.attn.qkv<"));
   EXPECT_THAT(table, testing::HasSubstr(">0.03610<"));
   EXPECT_THAT(table, testing::HasSubstr(">wgrad_rel_err<"));
+  EXPECT_THAT(table, testing::HasSubstr("<th>gemm_error</th><th>recipe</th><th>fprop_rel_err</th>")) << "text first";
   EXPECT_THAT(table, testing::HasSubstr(">—<")) << "each site lacks the other's error";
   EXPECT_THAT(table, testing::Not(testing::HasSubstr("series")));
   RunData plain;
