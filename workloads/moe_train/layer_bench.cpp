@@ -265,7 +265,8 @@ class LayerBench final : public Workload {
       if (comm_->size() > 1 && ep_.overlap == Overlap::Chunked) {
         gpu_.reset();  // the check makes two layers of its own (ranks may share a GPU)
         const std::string same =
-            check_gpu_overlap_identical(config_, *wire_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_);
+            check_gpu_overlap_identical(config_, *wire_, ep_, state.seed(), optimizer_config(state), x_, dy_, tokens_,
+                                        gpu_precision_);
         if (!same.empty()) state.fail(same);
       }
       return;

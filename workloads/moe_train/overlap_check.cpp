@@ -72,7 +72,8 @@ template std::string check_overlap_identical(const MoeConfig&, comm::Communicato
 
 std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communicator& comm, const EpOptions& ep,
                                         uint64_t seed, const AdamWConfig& optimizer, const std::vector<float>& x,
-                                        const std::vector<float>& dy, int64_t tokens) {
+                                        const std::vector<float>& dy, int64_t tokens,
+                                        const precision::PrecisionConfig& precision) {
   EpOptions none, chunked = ep;
   chunked.link = {};
   std::vector<float> y[2];
@@ -85,7 +86,7 @@ std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communica
     std::unique_ptr<GpuMoeLayer> layer;
     std::string failed;
     try {
-      layer = make_gpu_layer(config, tokens, seed, optimizer, &comm, i == 0 ? none : chunked);
+      layer = make_gpu_layer(config, tokens, seed, optimizer, &comm, i == 0 ? none : chunked, precision);
     } catch (const std::exception& e) {
       failed = e.what();
     }

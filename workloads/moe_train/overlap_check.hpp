@@ -9,6 +9,7 @@
 #include "workloads/moe_train/adamw.hpp"
 #include "workloads/moe_train/config.hpp"
 #include "workloads/moe_train/overlap.hpp"
+#include "workloads/moe_train/precision/recipe.hpp"
 
 namespace mlsb::moe_train {
 
@@ -24,10 +25,11 @@ std::string check_overlap_identical(const MoeConfig& config, comm::Communicator&
 
 /// The same check on the CUDA layer (gpu_layer.hpp): two fresh layers over `comm` (collective), their forward
 /// output, then one step(): y, the gradients (x, router, experts, shared experts), aux and z losses, the
-/// objective, the rows per expert and the drops compared byte for byte. Throws what make_gpu_layer throws
-/// (no CUDA, no GPU).
+/// objective, the rows per expert and the drops compared byte for byte; both layers under `precision` (the fp8
+/// GEMMs too). Throws what make_gpu_layer throws (no CUDA, no GPU).
 std::string check_gpu_overlap_identical(const MoeConfig& config, comm::Communicator& comm, const EpOptions& ep,
                                         uint64_t seed, const AdamWConfig& optimizer, const std::vector<float>& x,
-                                        const std::vector<float>& dy, int64_t tokens);
+                                        const std::vector<float>& dy, int64_t tokens,
+                                        const precision::PrecisionConfig& precision = {});
 
 }  // namespace mlsb::moe_train
