@@ -73,7 +73,10 @@ void check_args(const MoeConfig& config, int64_t tokens, const comm::Communicato
 
 }  // namespace
 
-bool gpu_fp8(precision::Recipe r) { return r == precision::Recipe::Fp8Current || r == precision::Recipe::Fp8Delayed; }
+bool gpu_fp8(precision::Recipe r) {  // the recipes that scale per tensor: what cuBLASLt's FP8 GEMMs take
+  const precision::Scaling s = precision::operand_format(r, precision::Role::Input, precision::Pass::Fprop).scaling;
+  return s == precision::Scaling::TensorCurrent || s == precision::Scaling::TensorDelayed;
+}
 
 std::string gpu_precision_unsupported(const precision::PrecisionConfig& p, const MoeConfig& c) {
   using precision::Recipe;
@@ -290,7 +293,7 @@ class CudaMoeLayer final : public GpuMoeLayer {
   /// sharing cuBLAS's workspace: the GEMMs run one after another on the layer's stream.
   void make_fp8(const precision::PrecisionConfig& p) {
     gpu::Fp8Recipe r;
-    r.delayed = p.recipe == precision::Recipe::Fp8Delayed;
+    r.recipe = p.recipe;
     r.fast_accum = p.accumulate == precision::Accumulate::Limited;
     r.amax_history = p.amax_history;
     fp8_gemm_ = std::make_unique<gpu::Fp8Gemm>(stream_.get(), workspace_, kBlasWorkspace);

@@ -47,13 +47,17 @@ __device__ __forceinline__ float fp8_tensor_scale(Fp8Scale* s, bool current, flo
   return scale;
 }
 
+__device__ __forceinline__ float fp8_max(bool e5m2) {
+  return formats::element_spec(e5m2 ? formats::Element::E5M2 : formats::Element::E4M3).max;
+}
+
 __device__ __forceinline__ uint8_t fp8_code(float v, bool e5m2) {
   return e5m2 ? formats::f32_to_e5m2(v) : formats::f32_to_e4m3(v);
 }
 
 __global__ void __launch_bounds__(kFp8Threads)
     fp8_cast_kernel(const bf16* x, int64_t n, Fp8Scale* s, bool current, bool e5m2, uint8_t* out) {
-  const float scale = fp8_tensor_scale(s, current, e5m2 ? 57344.0f : 448.0f);
+  const float scale = fp8_tensor_scale(s, current, fp8_max(e5m2));
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     out[i] = fp8_code(formats::bf16_to_f32(x[i]) * scale, e5m2);
@@ -65,7 +69,7 @@ __global__ void __launch_bounds__(kFp8Threads)
 __global__ void __launch_bounds__(kTile * kTileRows)
     fp8_cast_transposed_kernel(const bf16* x, int64_t rows, int64_t cols, Fp8Scale* s, bool current, bool e5m2,
                                int64_t out_ld, uint8_t* out) {
-  const float scale = fp8_tensor_scale(s, current, e5m2 ? 57344.0f : 448.0f);
+  const float scale = fp8_tensor_scale(s, current, fp8_max(e5m2));
   __shared__ uint8_t tile[kTile][kTile + 4];
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kTile, c = c0 + threadIdx.x;
   for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * kTile; r0 < out_ld;

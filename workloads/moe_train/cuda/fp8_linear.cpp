@@ -30,13 +30,21 @@ Fp8Linear::Fp8Linear(int64_t instances, int64_t in, int64_t out, const Fp8Recipe
   if (in % kPad || out % kPad)
     throw std::invalid_argument("fp8 linear: " + std::to_string(in) + " x " + std::to_string(out) +
                                 " weights; FP8 GEMMs need multiples of 16");
+  for (int r = 0; r < 3; ++r) {
+    const precision::OperandFormat f =
+        precision::operand_format(recipe.recipe, static_cast<precision::Role>(r), precision::Pass::Fprop);
+    if (f.scaling != precision::Scaling::TensorCurrent && f.scaling != precision::Scaling::TensorDelayed)
+      throw std::invalid_argument("fp8 linear: precision " + std::string(precision::name_of(recipe.recipe)) +
+                                  " does not scale per tensor");
+    delayed_ = f.scaling == precision::Scaling::TensorDelayed, element_[r] = f.element;
+  }
   // The quantised weights start 256-byte aligned, as cuBLASLt's fastest kernels like them.
   const int64_t scale_bytes = (n_ * 3 * static_cast<int64_t>(sizeof(Fp8Scale)) + 255) / 256 * 256;
   auto* base = mem_.ensure<uint8_t>(scale_bytes + 2 * n_ * in_ * out_);
   scales_ = reinterpret_cast<Fp8Scale*>(base);
   wt_ = base + scale_bytes, w_ = wt_ + n_ * in_ * out_;
   for (int64_t s = 0; s < n_ * 3; ++s) up_[s] = Fp8Scale{};
-  if (recipe_.delayed) histories_.assign(static_cast<size_t>(n_ * 3), precision::AmaxHistory(recipe_.amax_history));
+  if (delayed_) histories_.assign(static_cast<size_t>(n_ * 3), precision::AmaxHistory(recipe_.amax_history));
   ran_.assign(static_cast<size_t>(n_), false);
 }
 
@@ -48,7 +56,7 @@ void Fp8Linear::reserve(int64_t rows) {
 
 void Fp8Linear::cast(const bf16* x, int64_t rows, int64_t cols, int64_t i, Role r, bool transposed, int64_t out_ld,
                      uint8_t* out) {
-  fp8_cast(x, rows, cols, slot(i, r), !recipe_.delayed, r == kGrad, transposed, out_ld, out, stream_);
+  fp8_cast(x, rows, cols, slot(i, r), !delayed_, e5m2(r), transposed, out_ld, out, stream_);
 }
 
 void Fp8Linear::begin(const bf16* w) {
@@ -71,8 +79,8 @@ void Fp8Linear::fprop(int64_t i, const bf16* x, int64_t m, bf16* y) {
   uint8_t* qx = qa_.ensure<uint8_t>(m * in_);
   fp8_amax(x, m * in_, slot(i, kInput), stream_);
   cast(x, m, in_, i, kInput, false, 0, qx);
-  gemm_.run(m, out_, in_, {qx, in_, false, &slot(i, kInput)->descale},
-            {wt_ + i * in_ * out_, in_, false, &slot(i, kWeight)->descale}, y, out_, false, recipe_.fast_accum);
+  gemm_.run(m, out_, in_, {qx, in_, e5m2(kInput), &slot(i, kInput)->descale},
+            {wt_ + i * in_ * out_, in_, e5m2(kWeight), &slot(i, kWeight)->descale}, y, out_, false, recipe_.fast_accum);
 }
 
 void Fp8Linear::wgrad(int64_t i, const bf16* x, const bf16* dy, int64_t m, float* dw) {
@@ -83,34 +91,34 @@ void Fp8Linear::wgrad(int64_t i, const bf16* x, const bf16* dy, int64_t m, float
   fp8_amax(dy, m * out_, slot(i, kGrad), stream_);
   cast(x, m, in_, i, kInput, true, k, xt);    // x^T [in, k]; fprop recorded x's amax
   cast(dy, m, out_, i, kGrad, true, k, dyt);  // dy^T [out, k]
-  gemm_.run(in_, out_, k, {xt, k, false, &slot(i, kInput)->descale}, {dyt, k, true, &slot(i, kGrad)->descale}, dw, out_,
-            true, recipe_.fast_accum);
+  gemm_.run(in_, out_, k, {xt, k, e5m2(kInput), &slot(i, kInput)->descale},
+            {dyt, k, e5m2(kGrad), &slot(i, kGrad)->descale}, dw, out_, true, recipe_.fast_accum);
 }
 
 void Fp8Linear::dgrad(int64_t i, const bf16* dy, int64_t m, void* dx, bool dx_fp32) {
   if (m == 0) return;
   uint8_t* qdy = qb_.ensure<uint8_t>(m * out_);
   cast(dy, m, out_, i, kGrad, false, 0, qdy);
-  gemm_.run(m, in_, out_, {qdy, out_, true, &slot(i, kGrad)->descale},
-            {w_ + i * in_ * out_, out_, false, &slot(i, kWeight)->descale}, dx, in_, dx_fp32, recipe_.fast_accum);
+  gemm_.run(m, in_, out_, {qdy, out_, e5m2(kGrad), &slot(i, kGrad)->descale},
+            {w_ + i * in_ * out_, out_, e5m2(kWeight), &slot(i, kWeight)->descale}, dx, in_, dx_fp32,
+            recipe_.fast_accum);
 }
 
 void Fp8Linear::end_step() {
-  if (!recipe_.delayed) return;
+  if (!delayed_) return;
   check_cuda(cuda::copy_on(stream_, down_.data(), scales_, sizeof(Fp8Scale) * static_cast<size_t>(n_ * 3),
                            cuda::Landed::Later, "fp8 amaxes"),
              "fp8 amaxes");
 }
 
 void Fp8Linear::roll() {
-  if (!recipe_.delayed) return;
+  if (!delayed_) return;
   for (int64_t s = 0; s < n_ * 3; ++s) {
     precision::AmaxHistory& h = histories_[static_cast<size_t>(s)];
     // An instance without rows this step quantised nothing the step used (its weight was cast regardless): as on
     // the CPU, which skips such an expert's GEMMs, nothing is recorded.
     if (ran_[static_cast<size_t>(s / 3)]) h.record(down_[s].amax);
-    h.roll(s % 3 == kGrad ? formats::element_spec(formats::Element::E5M2).max
-                          : formats::element_spec(formats::Element::E4M3).max);
+    h.roll(formats::element_spec(element_[s % 3]).max);
     up_[s] = Fp8Scale{};
     up_[s].scale = h.scale();
   }

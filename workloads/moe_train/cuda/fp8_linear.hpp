@@ -11,6 +11,7 @@
 // with zeros to a multiple of 16). Everything is enqueued on the layer's stream.
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,19 +20,22 @@
 #include "workloads/moe_train/cuda/grown.hpp"
 #include "workloads/moe_train/cuda/kernels.hpp"
 #include "workloads/moe_train/precision/amax_history.hpp"
+#include "workloads/moe_train/precision/recipe.hpp"
 
 namespace mlsb::moe_train::gpu {
 
 struct Fp8Recipe {
-  bool delayed = false;     ///< fp8-delayed; else fp8-current
+  /// fp8-current or fp8-delayed: each role's element and scaling come from precision::operand_format, the CPU
+  /// recipes' table
+  precision::Recipe recipe = precision::Recipe::Fp8Current;
   bool fast_accum = false;  ///< accumulate=limited (cuBLASLt's fast accumulation); else promoted
   int amax_history = 1024;  ///< fp8-delayed: steps of amax history
 };
 
 class Fp8Linear {
  public:
-  /// `instances` weights of [in, out] (bf16, one after the other); in and out multiples of 16. Throws
-  /// std::invalid_argument otherwise, and what AmaxHistory and the allocations throw.
+  /// `instances` weights of [in, out] (bf16, one after the other); in and out multiples of 16, and a recipe that
+  /// scales per tensor. Throws std::invalid_argument otherwise, and what AmaxHistory and the allocations throw.
   Fp8Linear(int64_t instances, int64_t in, int64_t out, const Fp8Recipe& recipe, Fp8Gemm& gemm, cudaStream_t stream);
 
   /// Scratch for GEMMs of up to `rows` rows in all (instances included), sized before work is in flight.
@@ -58,9 +62,12 @@ class Fp8Linear {
   Fp8Scale* slot(int64_t i, Role r) const { return scales_ + i * 3 + r; }
   void cast(const bf16* x, int64_t rows, int64_t cols, int64_t i, Role r, bool transposed, int64_t out_ld,
             uint8_t* out);
+  bool e5m2(Role r) const { return element_[r] == formats::Element::E5M2; }
 
   int64_t n_, in_, out_;
   Fp8Recipe recipe_;
+  bool delayed_ = false;                      // delayed scaling, else current
+  std::array<formats::Element, 3> element_{};  // by role
   Fp8Gemm& gemm_;
   cudaStream_t stream_;
   DeviceMemory mem_, qa_, qb_;  // mem_: scales [n, 3], then weights transposed [n, out, in] and as stored

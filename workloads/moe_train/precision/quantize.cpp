@@ -110,9 +110,9 @@ MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* 
   const __m256 big = _mm256_set1_ps(formats::u2f(static_cast<uint32_t>(127 + 1 - B - M + 23) << 23));
   const __m256 maxv = _mm256_set1_ps(max), zero = _mm256_setzero_ps();
   // Stochastic rounding: element i's bits are mix32(index0 + i + seed); below the normal range the value rounds up
-  // a step q = 2^(1-B-M) when the top 24 random bits, as a fraction, fall below its remainder.
-  const float q_s = formats::u2f(static_cast<uint32_t>(127 + 1 - B - M) << 23);
-  const __m256 q = _mm256_set1_ps(q_s), inv_q = _mm256_set1_ps(1.0f / q_s), one_f = _mm256_set1_ps(1.0f);
+  // a step 2^(1-B-M) when the top 24 random bits, as a fraction, fall below its remainder.
+  const float step_s = formats::u2f(static_cast<uint32_t>(127 + 1 - B - M) << 23);
+  const __m256 step = _mm256_set1_ps(step_s), inv_step = _mm256_set1_ps(1.0f / step_s), one_f = _mm256_set1_ps(1.0f);
   const __m256 below = _mm256_set1_ps(formats::u2f(static_cast<uint32_t>(127 + 1 - B) << 23));
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), low_mask = _mm256_set1_epi32((1 << drop) - 1);
   int64_t under = 0, sat = 0, i = 0;
@@ -127,11 +127,11 @@ MLSB_TARGET_AVX2 void quantize_row_avx2(const float* x, int64_t n, const float* 
       const __m256i counter = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(index0 + static_cast<uint32_t>(i) + seed)), lanes);
       const __m256i random = mix32_avx2(counter);
       inc = _mm256_and_si256(random, low_mask);
-      const __m256 units = _mm256_mul_ps(_mm256_min_ps(a, below), inv_q);
+      const __m256 units = _mm256_mul_ps(_mm256_min_ps(a, below), inv_step);
       const __m256 whole = _mm256_round_ps(units, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
       const __m256 frac = _mm256_sub_ps(units, whole);
       const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(random, 8)), _mm256_set1_ps(0x1p-24f));
-      sub = _mm256_mul_ps(_mm256_add_ps(whole, _mm256_and_ps(_mm256_cmp_ps(u, frac, _CMP_LT_OQ), one_f)), q);
+      sub = _mm256_mul_ps(_mm256_add_ps(whole, _mm256_and_ps(_mm256_cmp_ps(u, frac, _CMP_LT_OQ), one_f)), step);
     } else {
       inc = _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(abs, drop), one));
       sub = _mm256_sub_ps(_mm256_add_ps(a, big), big);
