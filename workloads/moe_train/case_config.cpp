@@ -47,6 +47,11 @@ precision::PrecisionConfig precision_config(const State& state) {
   c.amax_history = static_cast<int>(state.get_int("amax_history"));
   c.bf16_blocks = state.get_int("bf16_blocks");
   c.activation_storage = precision::parse_activation_storage(state.get_string("activation_storage"));
+  for (int t = 0; t < precision::kLayerTypes; ++t) {  // the benchmark's layer types (the layer has only moe)
+    const std::string axis = precision::storage_axis(static_cast<precision::LayerType>(t));
+    if (state.params().contains(axis))
+      c.layer_storage[t] = precision::parse_activation_storage(state.get_string(axis), axis, true);
+  }
   c.seed = state.seed();
   return c;
 }

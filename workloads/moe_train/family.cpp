@@ -39,11 +39,11 @@ std::vector<Axis> layer_shape_axes() {
   };
 }
 
-std::vector<Axis> precision_axes() {
+std::vector<Axis> precision_axes(std::initializer_list<precision::LayerType> stored) {
   std::vector<std::string> narrow;  // the 8- and 4-bit recipes
   for (const auto& name : precision::recipe_names())
     if (precision::narrow(precision::parse_recipe(name))) narrow.push_back(name);
-  return {
+  std::vector<Axis> axes = {
       string_axis("precision", {"fp32"},
                   "training recipe of the linear layers' GEMMs: fp32, bf16, fp8-delayed, fp8-current (HYBRID e4m3/e5m2, "
                   "per tensor), fp8-blockwise (DeepSeek-V3 1x128 / 128x128), mxfp8, nvfp4 (precision/recipe.hpp); emulated on "
@@ -59,7 +59,8 @@ std::vector<Axis> precision_axes() {
                    "precision", {"fp8-delayed"}),
       string_axis("activation_storage", {"full"},
                   "activations saved for backward, stored as AGoQ does: full (fp32), int8 or int4 with an fp32 scale "
-                  "per 32 elements of a row (precision/activation_store.hpp)",
+                  "per 32 elements of a row, or layer_aware: each layer type as its <type>_storage says (defaults ours, "
+                  "not AGoQ's allocation; precision/activation_store.hpp)",
                   precision::activation_storage_names()),
       applies_when(int_axis("bf16_blocks", {-1},
                             "the last blocks whose linear layers stay in bf16 (-1: the recipe's own: nvfp4 keeps 15% of "
@@ -67,6 +68,18 @@ std::vector<Axis> precision_axes() {
                             -1, 1 << 16),
                    "precision", narrow),
   };
+  constexpr const char* kReads[precision::kLayerTypes] = {
+      "the RMSNorms' inputs (the residual stream)", "attention's input, q|k|v and context",
+      "the MoE layer's input, expert inputs, fc1 and SwiGLU outputs, expert outputs"};
+  for (const precision::LayerType type : stored) {
+    const int t = static_cast<int>(type);
+    axes.push_back(applies_when(
+        string_axis(precision::storage_axis(type),
+                    {precision::layer_storage_names()[static_cast<size_t>(precision::kDefaultLayerStorage[t])]},
+                    std::string("layer_aware: storage of ") + kReads[t], precision::layer_storage_names()),
+        "activation_storage", {"layer_aware"}));
+  }
+  return axes;
 }
 
 std::vector<Axis> training_axes() {
@@ -149,6 +162,9 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
        "per step, the activations saved for backward as stored (quantised ones at their width with their scales, the "
        "others at fp32)"},
       {"saved_activation_ratio", "ratio", Better::Lower, "saved_activation_mb over the same activations at fp32"},
+      {"saved_activation_bits", "bits", Better::Lower,
+       "mean width of the quantisable saved activations' elements, scales excluded (AGoQ's \"near 4-bit\" counts "
+       "this): 8 for int8, 4 for int4, between under layer_aware"},
       {"reference_step_ms", "ms", Better::Lower, "the fp32 reference's step in the same case (its lockstep twin)"},
       {"emulation_overhead", "ratio", Better::Lower,
        "step_ms / reference_step_ms: what emulating the recipe's quantisation on the CPU costs (checks left out)"},

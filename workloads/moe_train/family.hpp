@@ -13,15 +13,17 @@
 #include <vector>
 
 #include "harness/workload.hpp"
+#include "workloads/moe_train/precision/activation_store.hpp"
 
 namespace mlsb::moe_train {
 
 /// The axes of one MoE layer's shape and routing: preset, scale, the custom shape (hidden, ffn, experts,
 /// topk, shared experts), router, groups, capacity and drop policy, loss coefficients, bias rate.
 std::vector<Axis> layer_shape_axes();
-/// precision (the recipe), accumulate, amax_history, bf16_blocks and activation_storage: method axes, so the cases of a precision sweep see the
-/// same data, initial weights and routing seed.
-std::vector<Axis> precision_axes();
+/// precision (the recipe), accumulate, amax_history, bf16_blocks, activation_storage and the layer_aware storage of
+/// each layer type `stored` (the LM: norm, attention, moe; the layer: moe): method axes, so the cases of a
+/// precision sweep see the same data, initial weights and routing seed.
+std::vector<Axis> precision_axes(std::initializer_list<precision::LayerType> stored);
 /// threads and lr: what both benchmarks train with.
 std::vector<Axis> training_axes();
 

@@ -79,14 +79,14 @@ class LayerBench final : public Workload {
                                 0, 1e6));
     w.axes.push_back(float_axis("link_latency_us", {0.0}, "modelled link: latency per message, microseconds", 0, 1e9));
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
-    for (auto& a : precision_axes()) w.axes.push_back(std::move(a));
+    for (auto& a : precision_axes({precision::LayerType::Moe})) w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "comm_ms",
                                 "compute_ms", "exposed_comm_ms", "overlap_efficiency", "tokens_per_s",
                                 "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
                                 "objective", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err", "input_underflow",
                                 "weight_underflow", "grad_underflow", "saturated_fraction", "activation_mb",
-                                "weight_mb", "gradient_mb", "saved_activation_mb", "saved_activation_ratio",
+                                "weight_mb", "gradient_mb", "saved_activation_mb", "saved_activation_ratio", "saved_activation_bits",
                                 "reference_step_ms", "emulation_overhead"});
     w.primary_metric = "step_ms";
     w.examples = {
@@ -188,7 +188,7 @@ class LayerBench final : public Workload {
     using precision::Site;
     layer_->set_precision({precision_->site(0, Site::ExpertFc1), precision_->site(0, Site::ExpertFc2)},
                           {precision_->site(0, Site::SharedFc1), precision_->site(0, Site::SharedFc2)});
-    store_.emplace(precision_->config().activation_storage);
+    store_.emplace(precision_->config().activation_storage, precision_->config().layer_storage);
     // The fp32 twin of a recipe or a quantised storage, stepped beside it: the reference of its step time.
     if (precision_->config().emulated()) {
       ref_ = std::make_unique<MoeLayer<float>>(config_, ranks > 1 ? comm_ : nullptr, threads_, ep_);

@@ -60,7 +60,9 @@ class LmBench final : public Workload {
                  0, 1),
     });
     for (auto& a : training_axes()) w.axes.push_back(std::move(a));
-    for (auto& a : precision_axes()) w.axes.push_back(std::move(a));
+    for (auto& a : precision_axes({precision::LayerType::Norm, precision::LayerType::Attention,
+                                    precision::LayerType::Moe}))
+      w.axes.push_back(std::move(a));
     w.metrics = family_metrics({"step_ms", "forward_ms", "backward_ms", "fwd_bwd_ms", "optimizer_ms", "tokens_per_s",
                                 "model_tflops", "mfu", "peak_tflops", "expert_gemm_tflops", "expert_gemm_peak_ratio",
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
@@ -68,7 +70,7 @@ class LmBench final : public Workload {
                                 "loss_gap_rel", "eval_loss_gap", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err",
                                 "input_underflow", "weight_underflow", "grad_underflow", "saturated_fraction",
                                 "activation_mb", "weight_mb", "gradient_mb", "saved_activation_mb",
-                                "saved_activation_ratio", "reference_step_ms", "emulation_overhead"});
+                                "saved_activation_ratio", "saved_activation_bits", "reference_step_ms", "emulation_overhead"});
     w.metrics[0].help = "mean training step: forward + backward + AdamW";
     for (auto& m : w.metrics)
       if (m.name == "aux_loss" || m.name == "z_loss") m.help += ": the last step's, all layers";
@@ -99,7 +101,7 @@ class LmBench final : public Workload {
       lm_.emplace(cfg_, threads_);
       precision_.emplace(precision_config(state), cfg_.layers);
       lm_->set_precision(*precision_);
-      store_.emplace(precision_->config().activation_storage);
+      store_.emplace(precision_->config().activation_storage, precision_->config().layer_storage);
       // Every recipe but fp32 (and every quantised activation storage) trains beside an fp32 twin of the same data,
       // weights and seed: the reference of its loss gap and of its step time.
       if (precision_->config().emulated()) ref_.emplace(cfg_, threads_);

@@ -285,7 +285,7 @@ void MoeLayer<T>::store_activations(precision::ActivationStore& store) {
   if constexpr (std::is_same_v<T, float>) {
     const int64_t h = c_.hidden;
     auto rows_of = [&](std::vector<T>& v, int64_t cols) {
-      store.quantised(v.data(), static_cast<int64_t>(v.size()) / cols, cols);
+      store.quantised(v.data(), static_cast<int64_t>(v.size()) / cols, cols, precision::LayerType::Moe);
     };
     rows_of(ranks_ == 1 ? xp_ : xe_, h);
     rows_of(yp_, h);

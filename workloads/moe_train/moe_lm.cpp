@@ -88,8 +88,12 @@ void MoeLm<T>::store_activations(precision::ActivationStore& store) {
   if constexpr (std::is_same_v<T, float>) {
     const int64_t D = cfg_.moe.hidden, N = batch_ * cfg_.seq;
     for (auto& b : blocks_) {
-      for (std::vector<T>* v : {&b.x_in, &b.a, &b.x_mid, &b.m, &b.cache.ctx}) store.quantised(v->data(), N, D);
-      store.quantised(b.cache.qkv.data(), N, 3 * D);
+      using precision::LayerType;
+      for (auto [v, type] : {std::pair{&b.x_in, LayerType::Norm}, std::pair{&b.x_mid, LayerType::Norm},
+                             std::pair{&b.a, LayerType::Attention}, std::pair{&b.cache.ctx, LayerType::Attention},
+                             std::pair{&b.m, LayerType::Moe}})
+        store.quantised(v->data(), N, D, type);
+      store.quantised(b.cache.qkv.data(), N, 3 * D, precision::LayerType::Attention);
       store.kept(static_cast<int64_t>(b.cache.probs.size()));
       b.moe->store_activations(store);
     }

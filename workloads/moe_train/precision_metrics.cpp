@@ -24,6 +24,7 @@ void record_precision(State& state, const precision::Precision& p, const precisi
   if (store.storage() != precision::ActivationStorage::Full) {
     state.record("saved_activation_mb", store.stored_bytes() * per_step);
     state.record("saved_activation_ratio", store.stored_bytes() / store.full_bytes());
+    state.record("saved_activation_bits", store.mean_element_bits());
   }
   if (p.sites().empty()) return;
   const precision::SiteStats t = p.total();

@@ -117,10 +117,40 @@ TEST(MoeTrainPrecision, QuantisedActivationStorageStoresLessBesideTheTwin) {
   EXPECT_NEAR(mb["int8"] / ratio["int8"], mb["int4"] / ratio["int4"], 1e-6 * mb["int8"] / ratio["int8"]);
 }
 
+// layer_aware with every layer type at int4 is int4, step for step; keeping the residual stream at int8 stores more,
+// trains differently, and the mean width lies strictly between 4 and 8 bits.
+TEST(MoeTrainPrecision, LayerAwareStorageSizesEachLayerTypeApart) {
+  test::TempDir dir;
+  const auto r = test::run_cli(dir / "r.db", "run moe_train.lm -p hidden=32 -p ffn=32 -p experts=4 -p seq=16 -p batch=4 "
+                                             "-p steps=8 -p activation_storage=int4,layer_aware -p norm_storage=int4,int8 "
+                                             "-p attention_storage=int4 -p moe_storage=int4");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto run = test::only_run(dir / "r.db");
+  ASSERT_EQ(run.cases.size(), 3u) << "the per-type storages apply to layer_aware only";
+  std::map<std::string, const reports::CaseRecord*> by;
+  for (const auto& c : run.cases) {
+    ASSERT_EQ(c.status, reports::CaseStatus::Ok) << c.params_key << ": " << c.reason;
+    const std::string s = c.params.value("activation_storage", "");
+    by[s == "int4" ? s : s + "/" + c.params.value("norm_storage", "")] = &c;
+  }
+  const auto& int4 = *by.at("int4");
+  const auto& same = *by.at("layer_aware/int4");
+  const auto& wider = *by.at("layer_aware/int8");
+  for (const char* m : {"final_loss", "loss_gap", "saved_activation_mb", "saved_activation_bits"})
+    EXPECT_EQ(test::median_of(same, m), test::median_of(int4, m)) << m;
+  EXPECT_EQ(test::median_of(int4, "saved_activation_bits"), 4.0);
+  const double bits = test::median_of(wider, "saved_activation_bits");
+  EXPECT_GT(bits, 4.0);
+  EXPECT_LT(bits, 8.0);
+  EXPECT_GT(test::median_of(wider, "saved_activation_mb"), test::median_of(int4, "saved_activation_mb"));
+  EXPECT_NE(test::median_of(wider, "final_loss"), test::median_of(int4, "final_loss"));
+}
+
 TEST(MoeTrainPrecision, BadRecipeInputIsAnErrorNamingTheAxis) {
   test::TempDir dir;
   for (const std::string bad :
-       {"precision=fp6", "accumulate=fp22", "amax_history=0", "bf16_blocks=-2", "activation_storage=int2"}) {
+       {"precision=fp6", "accumulate=fp22", "amax_history=0", "bf16_blocks=-2", "activation_storage=int2",
+        "moe_storage=int2", "norm_storage=layer_aware"}) {
     const auto o = test::run_cli(dir / "o.db", "run moe_train.lm -p " + bad);
     EXPECT_EQ(o.exit_code, 2) << bad;
     EXPECT_THAT(o.err, testing::HasSubstr(bad.substr(0, bad.find('=')))) << bad;

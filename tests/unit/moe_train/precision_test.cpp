@@ -1,6 +1,7 @@
 // moe_train's low-precision recipes (workloads/moe_train/precision): the quantisers' scaling rules at their edges,
 // delayed scaling's amax history, the Hadamard transform, the accumulator model, the straight-through GEMMs of
 // each recipe, the AVX2 loops against the portable ones, and fp32 as today's model bit for bit.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,11 +164,18 @@ TEST(PrecisionQuantize, StochasticRoundingIsSeededAndUnbiasedOverATensor) {
   EXPECT_LT(std::fabs(bias) / x.size(), 0.01 * rne / x.size());
 }
 
+// A third of the fp32 patterns with 12 trailing zero bits, every other one with its halfway bit set: the rounding
+// points of every small format and bf16, their neighbours, subnormals, Inf and NaN.
+std::vector<float> rounding_points() {
+  std::vector<float> x;
+  for (uint32_t top = 0; top < (1u << 20); top += 3) x.push_back(std::bit_cast<float>(top << 12 | (top & 1 ? 0x800 : 0)));
+  return x;
+}
+
 TEST(PrecisionQuantize, Avx2LoopsEqualThePortableOnes) {
   if (simd_level() < Simd::avx2) GTEST_SKIP() << "no AVX2 on this CPU";
   // Every rounding point of the formats (as the element-format test), scaled by tensor scales and MX scales.
-  std::vector<float> x;
-  for (uint32_t top = 0; top < (1u << 20); top += 3) x.push_back(std::bit_cast<float>(top << 12 | (top & 1 ? 0x800 : 0)));
+  const std::vector<float> x = rounding_points();
   const int64_t cols = 1000, rows = static_cast<int64_t>(x.size()) / cols;
   for (const OperandFormat f : {OperandFormat{Scaling::TensorCurrent, Element::E4M3}, OperandFormat{Scaling::Mx, Element::E5M2, 32},
                                 OperandFormat{Scaling::Nvfp4, Element::E2M1, 16}, OperandFormat{Scaling::Block, Element::E4M3, 128},
@@ -377,7 +385,7 @@ TEST(PrecisionActivationStore, IntegerBlocksRoundTripWithinHalfAStep) {
     x[150] = NAN;
     const auto before = x;
     ActivationStore store(storage);
-    store.quantised(x.data(), 3, 70);
+    store.quantised(x.data(), 3, 70, LayerType::Moe);
     for (int64_t r = 0; r < 3; ++r)
       for (int64_t b = 0; b < 70; b += 32) {
         float amax = 0;
@@ -395,15 +403,75 @@ TEST(PrecisionActivationStore, IntegerBlocksRoundTripWithinHalfAStep) {
     for (int i = 70; i < 102; ++i) EXPECT_EQ(x[i], 0.0f);
     EXPECT_EQ(store.full_bytes(), 4.0 * 210);
     EXPECT_EQ(store.stored_bytes(), 210.0 * bits / 8 + 4 * 9 + 4 /* the NaN at full width */);
+    EXPECT_EQ(store.mean_element_bits(), (210.0 * bits + 32) / 210);
   }
   ActivationStore full(ActivationStorage::Full);
   auto y = normal_floats(64, 42);
   const auto same = y;
-  full.quantised(y.data(), 2, 32);
+  full.quantised(y.data(), 2, 32, LayerType::Norm);
   full.kept(10);
   EXPECT_EQ(y, same);
   EXPECT_EQ(full.stored_bytes(), full.full_bytes());
+  EXPECT_EQ(full.mean_element_bits(), 32.0);
   EXPECT_THROW(parse_activation_storage("int2"), std::invalid_argument);
+}
+
+// layer_aware stores each layer type as its own storage says, code for code what that storage stores alone, and
+// counts the bytes and the mean width over all of them.
+TEST(PrecisionActivationStore, LayerAwareStoresEachTypeAsItsOwnStorage) {
+  const LayerStorage widths = {ActivationStorage::Full, ActivationStorage::Int8, ActivationStorage::Int4};
+  ActivationStore aware(ActivationStorage::LayerAware, widths);
+  double stored = 0;
+  for (int t = 0; t < kLayerTypes; ++t) {
+    auto x = normal_floats(4 * 64, 50 + t), alone = x;
+    const auto type = static_cast<LayerType>(t);
+    EXPECT_EQ(aware.storage_of(type), widths[t]);
+    aware.quantised(x.data(), 4, 64, type);
+    ActivationStore uniform(widths[t]);
+    uniform.quantised(alone.data(), 4, 64, LayerType::Norm);  // a uniform storage ignores the type
+    EXPECT_EQ(x, alone) << name_of(type);
+    stored += uniform.stored_bytes();
+  }
+  EXPECT_EQ(aware.stored_bytes(), stored);
+  EXPECT_EQ(aware.full_bytes(), 3 * 4 * 256.0);
+  EXPECT_EQ(aware.mean_element_bits(), (32 + 8 + 4) / 3.0);
+  // A uniform storage ignores the per-type widths.
+  EXPECT_EQ(ActivationStore(ActivationStorage::Int8, widths).storage_of(LayerType::Norm), ActivationStorage::Int8);
+  // A layer type's storage is one of full, int8, int4: errors name its axis.
+  EXPECT_EQ(parse_activation_storage("layer_aware"), ActivationStorage::LayerAware);
+  try {
+    parse_activation_storage("layer_aware", "moe_storage", true);
+    ADD_FAILURE() << "layer_aware is not a layer type's storage";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), testing::StartsWith("moe_storage: unknown 'layer_aware' (one of full, int8, int4)"));
+  }
+  EXPECT_THROW(ActivationStore(ActivationStorage::LayerAware,
+                               {ActivationStorage::Int8, ActivationStorage::LayerAware, ActivationStorage::Int4}),
+               std::invalid_argument);
+}
+
+// The AVX2 block loop of the integer storage stores what the portable loop stores, bit for bit: every rounding point
+// of the bf16 grid (with its halfway neighbours), NaN, Inf, zero blocks, and rows of 1000 (a partial last block).
+TEST(PrecisionActivationStore, Avx2BlocksEqualThePortableOnes) {
+  if (simd_level() < Simd::avx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::vector<float> x = rounding_points();
+  std::fill(x.begin() + 64, x.begin() + 96, 0.0f);  // an all-zero block
+  const int64_t cols = 1000, rows = static_cast<int64_t>(x.size()) / cols;
+  x.resize(static_cast<size_t>(rows * cols));
+  for (const ActivationStorage storage : {ActivationStorage::Int8, ActivationStorage::Int4}) {
+    auto vec = x, port = x;
+    ActivationStore v(storage), p(storage);
+    v.quantised(vec.data(), rows, cols, LayerType::Moe);
+    {
+      ScopedSimdLimit scalar(Simd::scalar);
+      p.quantised(port.data(), rows, cols, LayerType::Moe);
+    }
+    for (size_t i = 0; i < vec.size(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(vec[i]), std::bit_cast<uint32_t>(port[i])) << i << " " << std::hexfloat << x[i];
+    EXPECT_EQ(v.stored_bytes(), p.stored_bytes());
+    EXPECT_EQ(v.mean_element_bits(), p.mean_element_bits());
+    EXPECT_GT(v.mean_element_bits(), storage == ActivationStorage::Int8 ? 8.0 : 4.0) << "the grid holds NaN and Inf";
+  }
 }
 
 // precision=fp32 is today's model: the same losses bit for bit as a model without a recipe.

@@ -61,6 +61,7 @@ struct PrecisionConfig {
   int amax_history = 1024;  ///< fp8-delayed: steps of amax history (Transformer Engine's default 1024)
   int64_t bf16_blocks = -1; ///< the last blocks kept in bf16; -1: the recipe's own (blocks_kept_in_bf16)
   ActivationStorage activation_storage = ActivationStorage::Full;  ///< AGoQ's storage of saved activations
+  LayerStorage layer_storage = kDefaultLayerStorage;  ///< each layer type's storage under layer_aware
   /// Whether anything is emulated (a recipe other than fp32, or a quantised storage): such a case trains beside
   /// an fp32 twin, its reference.
   bool emulated() const { return recipe != Recipe::Fp32 || activation_storage != ActivationStorage::Full; }
