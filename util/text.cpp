@@ -91,7 +91,7 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   const std::string* pick = nullptr;
   for (const auto& cand : candidates) {
     const std::string c = ascii_lower(cand);
-    if (c == w) continue;
+    if (cand == word) continue;  // itself; a candidate differing only in case is 0 edits away, the best
     // d[i][j]: edits between w[0, i) and c[0, j), a swap of two neighbours counting one (optimal string
     // alignment: "agnet" is one edit from "agent").
     std::vector<std::vector<size_t>> d(w.size() + 1, std::vector<size_t>(c.size() + 1));

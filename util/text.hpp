@@ -39,7 +39,7 @@ std::string log_excerpt(std::string_view text, size_t tail_bytes);
 
 /// " (did you mean 'x'?)" naming the candidate closest to `word` by edit distance (insertions, deletions,
 /// substitutions and swaps of neighbours, case folded), when it is within a third of the word's length (at
-/// least 1, at most 3 edits); else "".
+/// least 1, at most 3 edits; a candidate that differs only in case is the nearest); else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 /// The terminal columns `text` takes: its UTF-8 code points (no wide characters assumed).

@@ -164,7 +164,7 @@ std::vector<Metric> family_metrics(std::initializer_list<std::string_view> names
       {"saved_activation_ratio", "ratio", Better::Lower, "saved_activation_mb over the same activations at fp32"},
       {"saved_activation_bits", "bits", Better::Lower,
        "mean width of the quantisable saved activations' elements, scales excluded (AGoQ's \"near 4-bit\" counts "
-       "this): 8 for int8, 4 for int4, between under layer_aware"},
+       "this): 8 for int8, 4 for int4, under layer_aware the mean over the types, a full type's elements at 32"},
       {"reference_step_ms", "ms", Better::Lower, "the fp32 reference's step in the same case (its lockstep twin)"},
       {"emulation_overhead", "ratio", Better::Lower,
        "step_ms / reference_step_ms: what emulating the recipe's quantisation on the CPU costs (checks left out)"},

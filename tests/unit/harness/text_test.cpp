@@ -48,6 +48,9 @@ TEST(HarnessText, DidYouMeanNamesTheNearestCandidate) {
   EXPECT_EQ(did_you_mean("datset", axes), " (did you mean 'dataset'?)");
   EXPECT_EQ(did_you_mean("zzz", axes), "");          // nothing near
   EXPECT_EQ(did_you_mean("agent", axes), "");        // itself is no suggestion
+  // Case alone: the candidate equal when folded, not one an edit away (INT8 is one edit from int4 too).
+  EXPECT_EQ(did_you_mean("INT8", {"int4", "int8"}), " (did you mean 'int8'?)");
+  EXPECT_EQ(did_you_mean("Int4", {"int8", "int4"}), " (did you mean 'int4'?)");
   EXPECT_EQ(did_you_mean("lim", axes), "");          // 2 edits from a 3-letter word is too far
 }
 
