@@ -86,8 +86,8 @@ class LayerBench final : public Workload {
                                 "peak_memory_mb", "load_imbalance", "dropped_fraction", "aux_loss", "z_loss",
                                 "objective", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err", "input_underflow",
                                 "weight_underflow", "grad_underflow", "saturated_fraction", "activation_mb",
-                                "weight_mb", "gradient_mb", "saved_activation_mb", "saved_activation_ratio", "saved_activation_bits",
-                                "reference_step_ms", "emulation_overhead"});
+                                "weight_mb", "gradient_mb", "saved_activation_mb", "saved_activation_ratio",
+                                "saved_activation_bits", "reference_step_ms", "emulation_overhead"});
     w.primary_metric = "step_ms";
     w.examples = {
         "run moe_train.layer -p experts=8,16,32,64",

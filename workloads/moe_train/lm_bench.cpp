@@ -70,7 +70,8 @@ class LmBench final : public Workload {
                                 "loss_gap_rel", "eval_loss_gap", "fprop_rel_err", "dgrad_rel_err", "wgrad_rel_err",
                                 "input_underflow", "weight_underflow", "grad_underflow", "saturated_fraction",
                                 "activation_mb", "weight_mb", "gradient_mb", "saved_activation_mb",
-                                "saved_activation_ratio", "saved_activation_bits", "reference_step_ms", "emulation_overhead"});
+                                "saved_activation_ratio", "saved_activation_bits", "reference_step_ms",
+                                "emulation_overhead"});
     w.metrics[0].help = "mean training step: forward + backward + AdamW";
     for (auto& m : w.metrics)
       if (m.name == "aux_loss" || m.name == "z_loss") m.help += ": the last step's, all layers";

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "util/simd.hpp"
+#include "workloads/moe_train/precision/names.hpp"
 
 #ifdef MLSB_SIMD_X86
 #include <immintrin.h>
@@ -78,12 +79,7 @@ std::string_view name_of(LayerType type) { return kLayerTypeNames[static_cast<in
 std::string storage_axis(LayerType type) { return std::string(name_of(type)) + "_storage"; }
 
 ActivationStorage parse_activation_storage(std::string_view name, std::string_view axis, bool uniform) {
-  const auto& names = uniform ? kLayerStorageNames : kStorageNames;
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<ActivationStorage>(i);
-  std::string known;
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument(std::string(axis) + ": unknown '" + std::string(name) + "' (one of " + known + ")");
+  return static_cast<ActivationStorage>(index_in(uniform ? kLayerStorageNames : kStorageNames, name, axis));
 }
 
 ActivationStore::ActivationStore(ActivationStorage storage, LayerStorage layers) : storage_(storage), layers_(layers) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "workloads/moe_train/precision/names.hpp"
+
 namespace mlsb::moe_train::precision {
 namespace {
 
@@ -12,19 +14,6 @@ using formats::Element;
 const std::vector<std::string> kRecipeNames = {"fp32",          "bf16",  "fp8-delayed", "fp8-current",
                                                "fp8-blockwise", "mxfp8", "nvfp4"};
 const std::vector<std::string> kAccumulateNames = {"fp32", "limited", "promoted"};
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-size_t index_in(const std::vector<std::string>& names, std::string_view name, const char* axis) {
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return i;
-  throw std::invalid_argument(std::string(axis) + ": unknown '" + std::string(name) + "' (one of " + joined(names) +
-                              ")");
-}
 
 }  // namespace
 
